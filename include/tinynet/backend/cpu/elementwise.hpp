@@ -1,0 +1,104 @@
+#pragma once
+/// \file
+/// Elementwise kernels: unary maps, binary maps with broadcasting, and the reduction of
+/// a broadcast gradient back to its input's shape.
+
+#include <array>
+#include <cstdint>
+
+#include "tinynet/backend/cpu/parallel.hpp"
+#include "tinynet/core/shape.hpp"
+
+namespace tinynet::backend::cpu {
+
+/// y[i] = f(x[i])
+template <typename T, typename F>
+void unary_map(const T* x, T* y, std::int64_t n, F f) {
+  parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t i = lo; i < hi; ++i) y[i] = f(x[i]);
+  });
+}
+
+/// out[i] = f(a[i], b[i]) (same shapes), writing or adding into out.
+template <typename T, typename F>
+void zip_map(const T* a, const T* b, T* out, std::int64_t n, bool accumulate, F f) {
+  parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+    if (accumulate)
+      for (std::int64_t i = lo; i < hi; ++i) out[i] += f(a[i], b[i]);
+    else
+      for (std::int64_t i = lo; i < hi; ++i) out[i] = f(a[i], b[i]);
+  });
+}
+
+/// dst = src, or dst += src when accumulating (how a backward hands on an unchanged gradient).
+template <typename T>
+void copy_or_add(const T* src, T* dst, std::int64_t n, bool accumulate) {
+  parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+    if (accumulate)
+      for (std::int64_t i = lo; i < hi; ++i) dst[i] += src[i];
+    else
+      for (std::int64_t i = lo; i < hi; ++i) dst[i] = src[i];
+  });
+}
+
+/// Strides (in elements) that read `in` as if it had shape `out` (numpy broadcasting:
+/// dims of extent 1, and missing leading dims, get stride 0).
+inline std::array<std::int64_t, Shape::kMaxRank> broadcast_strides(const Shape& in, const Shape& out) {
+  std::array<std::int64_t, Shape::kMaxRank> s{};
+  std::int64_t stride = 1;
+  for (int d = out.rank() - 1, di = in.rank() - 1; d >= 0; --d, --di) {
+    if (di >= 0 && in[di] != 1) {
+      s[static_cast<std::size_t>(d)] = stride;
+      stride *= in[di];
+    } else if (di >= 0) {
+      s[static_cast<std::size_t>(d)] = 0;
+    }
+  }
+  return s;
+}
+
+namespace detail {
+
+/// Offset of flat output index `i` into an input with broadcast strides `s`.
+inline std::int64_t broadcast_offset(std::int64_t i, const Shape& out, const std::array<std::int64_t, Shape::kMaxRank>& s) {
+  std::int64_t off = 0;
+  for (int d = out.rank() - 1; d >= 0; --d) {
+    const std::int64_t e = out[d];
+    off += (i % e) * s[static_cast<std::size_t>(d)];
+    i /= e;
+  }
+  return off;
+}
+
+}  // namespace detail
+
+/// out[i] = f(a[bcast i], b[bcast i]) over the broadcast shape `os`.
+template <typename T, typename F>
+void broadcast_map(const T* a, const Shape& as, const T* b, const Shape& bs, T* out, const Shape& os, F f) {
+  const auto sa = broadcast_strides(as, os), sb = broadcast_strides(bs, os);
+  const std::int64_t inner = os.rank() ? os[os.rank() - 1] : 1;
+  const std::int64_t rows = inner ? os.numel() / inner : 0;
+  const std::int64_t ia = os.rank() ? sa[static_cast<std::size_t>(os.rank() - 1)] : 0;
+  const std::int64_t ib = os.rank() ? sb[static_cast<std::size_t>(os.rank() - 1)] : 0;
+  parallel_for(rows, std::max<std::int64_t>(1, kElementwiseGrain / std::max<std::int64_t>(inner, 1)),
+               [&](std::int64_t lo, std::int64_t hi) {
+                 for (std::int64_t r = lo; r < hi; ++r) {
+                   const T* pa = a + detail::broadcast_offset(r * inner, os, sa);
+                   const T* pb = b + detail::broadcast_offset(r * inner, os, sb);
+                   T* po = out + r * inner;
+                   for (std::int64_t j = 0; j < inner; ++j) po[j] = f(pa[j * ia], pb[j * ib]);
+                 }
+               });
+}
+
+/// dst (shape ds) (+)= src (shape ss) summed over the dims along which ds was broadcast to ss.
+template <typename T>
+void sum_to(const T* src, const Shape& ss, T* dst, const Shape& ds, bool accumulate) {
+  const std::int64_t dn = ds.numel();
+  if (!accumulate)
+    for (std::int64_t i = 0; i < dn; ++i) dst[i] = T(0);
+  const auto sd = broadcast_strides(ds, ss);
+  for (std::int64_t i = 0, n = ss.numel(); i < n; ++i) dst[detail::broadcast_offset(i, ss, sd)] += src[i];
+}
+
+}  // namespace tinynet::backend::cpu

@@ -1,0 +1,76 @@
+#pragma once
+/// \file
+/// C = alpha * op(A) * op(B) + beta * C on row-major matrices, through Eigen.
+/// The one GEMM every CPU op uses (linear, matmul, conv2d); large products are split
+/// over output rows or columns with oneTBB, each block a single-threaded Eigen product.
+
+#include <Eigen/Core>
+
+#include <cstdint>
+
+#include "tinynet/backend/cpu/parallel.hpp"
+
+namespace tinynet::backend::cpu {
+
+template <typename T>
+using RowMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T>
+using MatMap = Eigen::Map<RowMatrix<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
+template <typename T>
+using ConstMatMap = Eigen::Map<const RowMatrix<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
+
+namespace detail {
+
+template <typename T>
+void gemm_block(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+                const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+  ConstMatMap<T> A(a, trans_a ? k : m, trans_a ? m : k, Eigen::OuterStride<>(lda));
+  ConstMatMap<T> B(b, trans_b ? n : k, trans_b ? k : n, Eigen::OuterStride<>(ldb));
+  MatMap<T> C(c, m, n, Eigen::OuterStride<>(ldc));
+  if (beta == T(0)) C.setZero();
+  else if (beta != T(1)) C *= beta;
+  if (k == 0) return;
+  if (!trans_a && !trans_b) C.noalias() += alpha * A * B;
+  else if (trans_a && !trans_b) C.noalias() += alpha * A.transpose() * B;
+  else if (!trans_a && trans_b) C.noalias() += alpha * A * B.transpose();
+  else C.noalias() += alpha * A.transpose() * B.transpose();
+}
+
+}  // namespace detail
+
+/// Row-major GEMM: C[m,n] = alpha * op(A) op(B) + beta * C, op(X) = X or X^T.
+/// A is [m,k] (or [k,m] if trans_a), B is [k,n] (or [n,k] if trans_b). When beta is 0, C
+/// is not read. `parallel` = false keeps the product on the calling thread (for callers
+/// that already parallelise over a batch).
+template <typename T>
+void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
+          std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc, bool parallel = true) {
+  // Below ~4 MFLOP one thread finishes before a second would start paying off.
+  const bool split = parallel && m * n * k > (std::int64_t{1} << 21) && get_num_threads() > 1;
+  if (!split) {
+    detail::gemm_block(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  const std::int64_t parts = 4 * get_num_threads();
+  if (m >= n) {
+    const std::int64_t rows = (m + parts - 1) / parts;
+    parallel_for((m + rows - 1) / rows, 1, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t p = lo; p < hi; ++p) {
+        const std::int64_t r0 = p * rows, r1 = std::min(m, r0 + rows);
+        const T* ap = trans_a ? a + r0 : a + r0 * lda;
+        detail::gemm_block(trans_a, trans_b, r1 - r0, n, k, alpha, ap, lda, b, ldb, beta, c + r0 * ldc, ldc);
+      }
+    });
+  } else {
+    const std::int64_t cols = (n + parts - 1) / parts;
+    parallel_for((n + cols - 1) / cols, 1, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t p = lo; p < hi; ++p) {
+        const std::int64_t c0 = p * cols, c1 = std::min(n, c0 + cols);
+        const T* bp = trans_b ? b + c0 * ldb : b + c0;
+        detail::gemm_block(trans_a, trans_b, m, c1 - c0, k, alpha, a, lda, bp, ldb, beta, c + c0, ldc);
+      }
+    });
+  }
+}
+
+}  // namespace tinynet::backend::cpu

@@ -1,0 +1,105 @@
+#pragma once
+/// \file
+/// Creation functions: empty, zeros, ones, full, rand, randn, uniform, from_buffer, ...
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "tinynet/core/random.hpp"
+#include "tinynet/core/tensor.hpp"
+
+namespace tinynet {
+
+/// Uninitialised tensor.
+inline Tensor empty(const Shape& shape, TensorOptions opts = {}) { return Tensor(shape, opts); }
+
+/// Tensor filled with `value`.
+inline Tensor full(const Shape& shape, double value, TensorOptions opts = {}) {
+  Tensor t(shape, {opts.dtype, opts.device, false});
+  t.fill_(value);
+  if (opts.requires_grad) t.requires_grad_();
+  return t;
+}
+inline Tensor zeros(const Shape& shape, TensorOptions opts = {}) { return full(shape, 0.0, opts); }
+inline Tensor ones(const Shape& shape, TensorOptions opts = {}) { return full(shape, 1.0, opts); }
+
+inline Tensor empty_like(const Tensor& t) { return empty(t.shape(), t.options()); }
+inline Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.options()); }
+inline Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.options()); }
+
+namespace detail {
+
+template <typename Draw>
+Tensor random_tensor(const Shape& shape, TensorOptions opts, Draw draw) {
+  TINYNET_CHECK(TypeError, is_floating(opts.dtype), "random tensors must be float32 or float64, got ", opts.dtype);
+  Tensor t(shape, {opts.dtype, Device::cpu(), false});
+  dispatch_floating(opts.dtype, "random", [&]<typename T>() {
+    T* p = t.data<T>();
+    for (std::int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = draw.template operator()<T>(i);
+  });
+  if (!opts.device.is_cpu()) t = t.to(opts.device);
+  if (opts.requires_grad) t.requires_grad_();
+  return t;
+}
+
+}  // namespace detail
+
+/// Uniform in [low, high), from `gen` (the default generator if omitted).
+inline Tensor uniform(const Shape& shape, double low, double high, TensorOptions opts = {},
+                      Generator& gen = default_generator()) {
+  TINYNET_CHECK(ValueError, low <= high, "uniform: low (", low, ") must not exceed high (", high, ")");
+  const RandomStream rs = gen.reserve(static_cast<std::uint64_t>(shape.numel()));
+  return detail::random_tensor(shape, opts, [&]<typename T>(std::int64_t i) {
+    return static_cast<T>(low + (high - low) * rs.uniform<double>(static_cast<std::uint64_t>(i)));
+  });
+}
+
+/// Uniform in [0, 1).
+inline Tensor rand(const Shape& shape, TensorOptions opts = {}, Generator& gen = default_generator()) {
+  return uniform(shape, 0.0, 1.0, opts, gen);
+}
+
+/// Standard normal.
+inline Tensor randn(const Shape& shape, TensorOptions opts = {}, Generator& gen = default_generator()) {
+  const RandomStream rs = gen.reserve(static_cast<std::uint64_t>(shape.numel()));
+  return detail::random_tensor(shape, opts, [&]<typename T>(std::int64_t i) {
+    return rs.normal<T>(static_cast<std::uint64_t>(i));
+  });
+}
+
+/// A tensor holding a copy of `values` (T sets the dtype).
+template <typename T>
+Tensor from_buffer(std::span<const T> values, const Shape& shape, TensorOptions opts = {}) {
+  TINYNET_CHECK(ShapeError, static_cast<std::int64_t>(values.size()) == shape.numel(), "from_buffer: ",
+                    values.size(), " values given for shape ", shape, " (", shape.numel(), " elements)");
+  Tensor t(shape, {dtype_of<T>(), Device::cpu(), false});
+  std::copy(values.begin(), values.end(), t.data<T>());
+  if (!opts.device.is_cpu()) t = t.to(opts.device);
+  if (opts.requires_grad) t.requires_grad_();
+  return t;
+}
+
+template <typename T>
+Tensor from_vector(const std::vector<T>& values, const Shape& shape, TensorOptions opts = {}) {
+  return from_buffer<T>(std::span<const T>(values), shape, opts);
+}
+
+/// A 1-d float32 tensor from a braced list: `tensor({1.f, 2.f})`.
+template <typename T>
+Tensor tensor(std::initializer_list<T> values, TensorOptions opts = {}) {
+  return from_buffer<T>(std::span<const T>(values.begin(), values.size()),
+                        Shape{static_cast<std::int64_t>(values.size())}, opts);
+}
+
+/// A scalar (rank-0) tensor.
+inline Tensor scalar_tensor(double value, TensorOptions opts = {}) { return full(Shape{}, value, opts); }
+
+/// 0, 1, ..., n-1 as int64.
+inline Tensor arange(std::int64_t n) {
+  Tensor t(Shape{n}, {DType::int64, Device::cpu(), false});
+  for (std::int64_t i = 0; i < n; ++i) t.data<std::int64_t>()[i] = i;
+  return t;
+}
+
+}  // namespace tinynet

@@ -1,0 +1,68 @@
+#pragma once
+/// \file
+/// StateDict: named tensors in insertion order, the unit that models, optimizers,
+/// schedulers and checkpoints save and load (PyTorch's state_dict OrderedDict).
+/// Scalars (a step count, a learning rate) are stored as rank-0 int64 / float64 tensors.
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "tinynet/core/creation.hpp"
+
+namespace tinynet {
+
+class StateDict {
+ public:
+  using Entry = std::pair<std::string, Tensor>;
+
+  /// Adds `name`; throws ValueError if it is already present.
+  void insert(std::string name, Tensor t) {
+    TINYNET_CHECK(ValueError, !contains(name), "state_dict: duplicate entry '", name, "'");
+    index_.emplace(name, entries_.size());
+    entries_.emplace_back(std::move(name), std::move(t));
+  }
+  void insert_scalar(std::string name, double v) { insert(std::move(name), scalar_tensor(v, {DType::float64})); }
+  void insert_int(std::string name, std::int64_t v) { insert(std::move(name), scalar_tensor(static_cast<double>(v), {DType::int64})); }
+
+  bool contains(std::string_view name) const { return index_.find(std::string(name)) != index_.end(); }
+  /// The entry `name`; IndexError naming it when absent.
+  const Tensor& at(std::string_view name) const {
+    auto it = index_.find(std::string(name));
+    TINYNET_CHECK(IndexError, it != index_.end(), "state_dict: no entry named '", name, "'");
+    return entries_[it->second].second;
+  }
+  double scalar(std::string_view name) const { return at(name).item<double>(); }
+  std::int64_t integer(std::string_view name) const {
+    const Tensor& t = at(name);
+    TINYNET_CHECK(TypeError, t.dtype() == DType::int64 && t.numel() == 1, "state_dict: entry '", name,
+                     "' is not an int64 scalar (", t.dtype(), " ", t.shape(), ")");
+    return *t.data<std::int64_t>();
+  }
+
+  /// Entries whose names start with `prefix`, with the prefix removed.
+  StateDict sub(std::string_view prefix) const {
+    StateDict out;
+    for (const auto& [name, t] : entries_)
+      if (name.size() >= prefix.size() && name.compare(0, prefix.size(), prefix) == 0)
+        out.insert(name.substr(prefix.size()), t);
+    return out;
+  }
+  /// Adds every entry of `other` under `prefix`.
+  void merge(std::string_view prefix, const StateDict& other) {
+    for (const auto& [name, t] : other.entries_) insert(std::string(prefix) + name, t);
+  }
+
+  std::size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+  auto begin() const { return entries_.begin(); }
+  auto end() const { return entries_.end(); }
+
+ private:
+  std::vector<Entry> entries_;
+  std::unordered_map<std::string, std::size_t> index_;
+};
+
+}  // namespace tinynet

@@ -1,0 +1,56 @@
+#pragma once
+/// \file
+/// Storage: one allocation on one device, shared by every tensor that views it.
+
+#include <cstddef>
+#include <cstring>
+#include <memory>
+
+#include "tinynet/core/allocator.hpp"
+#include "tinynet/core/device.hpp"
+#include "tinynet/core/error.hpp"
+
+namespace tinynet {
+
+#if defined(TINYNET_WITH_CUDA)
+Allocator& cuda_allocator(int device);  // defined in backend/cuda/allocator.cuh
+#endif
+
+/// The caching allocator for `device`; a clear error when tinynet was built without CUDA.
+inline Allocator& allocator_for(Device device) {
+  if (device.is_cpu()) return cpu_allocator();
+#if defined(TINYNET_WITH_CUDA)
+  return cuda_allocator(device.index);
+#else
+  throw TypeError("device " + device.str() +
+                  " requested, but this translation unit was compiled without CUDA "
+                  "(compile it with nvcc so that TINYNET_WITH_CUDA is defined)");
+#endif
+}
+
+namespace detail {
+
+/// A block of device memory owned through a caching allocator.
+class Storage {
+ public:
+  Storage(std::size_t nbytes, Device device)
+      : nbytes_(nbytes), device_(device), alloc_(&allocator_for(device)) {
+    data_ = alloc_->allocate(nbytes);
+  }
+  ~Storage() { alloc_->deallocate(data_, nbytes_); }
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  std::size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t nbytes_;
+  Device device_;
+  Allocator* alloc_;
+};
+
+}  // namespace detail
+}  // namespace tinynet

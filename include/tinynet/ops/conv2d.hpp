@@ -1,0 +1,83 @@
+#pragma once
+/// \file
+/// conv2d: 2-d cross-correlation over NCHW input, groups = 1.
+
+#include "tinynet/backend/cpu/conv2d.hpp"
+#include "tinynet/ops/common.hpp"
+
+namespace tinynet {
+
+namespace ops::detail {
+
+inline backend::cpu::Conv2dGeometry conv2d_geometry(const Tensor& x, const Tensor& w, int stride, int padding) {
+  check_rank("conv2d", x, 4, "input", "N, C, H, W");
+  check_rank("conv2d", w, 4, "weight", "out_channels, in_channels, kH, kW");
+  TINYNET_CHECK(ValueError, stride >= 1, "conv2d: stride must be >= 1, got ", stride);
+  TINYNET_CHECK(ValueError, padding >= 0, "conv2d: padding must be >= 0, got ", padding);
+  TINYNET_CHECK(ShapeError, x.size(1) == w.size(1), "conv2d: input has ", x.size(1), " channels (shape ", x.shape(),
+                    ") but weight expects ", w.size(1), " (shape ", w.shape(), ")");
+  backend::cpu::Conv2dGeometry g{x.size(0), x.size(1), x.size(2), x.size(3), w.size(0), w.size(2), w.size(3),
+                                 stride,    stride,    padding,   padding,   0,         0};
+  const std::int64_t hp = g.h + 2 * g.ph, wp = g.w + 2 * g.pw;
+  TINYNET_CHECK(ShapeError, g.kh <= hp && g.kw <= wp, "conv2d: kernel ", g.kh, "x", g.kw, " is larger than the padded input ",
+                    hp, "x", wp, " (input shape ", x.shape(), ", padding ", padding, ")");
+  g.oh = (hp - g.kh) / g.sh + 1;
+  g.ow = (wp - g.kw) / g.sw + 1;
+  return g;
+}
+
+// y[n,o] = b[o] + sum_{c,i,j} W[o,c,i,j] x[n,c,s*y+i-p, s*x+j-p]
+// dx = col2im(W^T gy);  dW = sum_n gy[n] col(x[n])^T;  db = sum_{n,y,x} gy.  Saves x and W.
+class Conv2dNode final : public autograd::Node {
+ public:
+  Conv2dNode(Tensor x, Tensor w, backend::cpu::Conv2dGeometry g) : x_(std::move(x)), w_(std::move(w)), g_(g) {}
+  const char* name() const override { return "conv2d"; }
+  void release() override { x_ = w_ = Tensor(); }
+  void backward(const Tensor& gy) override {
+    const std::int64_t per_chunk = 2 * g_.col_size() + g_.out_c * g_.col_rows() + g_.out_c;
+    Tensor scratch = empty(Shape{backend::cpu::conv_chunks(g_.n) * per_chunk}, gy.options());
+    autograd::GradSlot sx, sw, sb;
+    if (needs_input_grad(0)) sx = input_grad(0);
+    if (needs_input_grad(1)) sw = input_grad(1);
+    if (needs_input_grad(2)) sb = input_grad(2);
+    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
+      auto ptr = [](const autograd::GradSlot& s) { return s.grad.defined() ? s.grad.data<T>() : nullptr; };
+      backend::cpu::conv2d_backward(g_, x_.data<T>(), w_.data<T>(), gy.data<T>(), ptr(sx), sx.accumulate, ptr(sw),
+                                    sw.accumulate, ptr(sb), sb.accumulate, scratch.data<T>());
+    });
+  }
+
+ private:
+  Tensor x_, w_;
+  backend::cpu::Conv2dGeometry g_;
+};
+
+}  // namespace ops::detail
+
+/// 2-d convolution (cross-correlation, as in PyTorch). x: [N, C, H, W], weight:
+/// [out_channels, C, kH, kW], bias: [out_channels] or undefined. Square stride and
+/// zero padding. Output: [N, out_channels, (H + 2p - kH)/s + 1, (W + 2p - kW)/s + 1].
+inline Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), int stride = 1,
+                     int padding = 0) {
+  using namespace ops::detail;
+  check_float_input("conv2d", x);
+  check_float_input("conv2d", weight, "weight");
+  check_same_kind("conv2d", x, weight, "weight");
+  const auto g = conv2d_geometry(x, weight, stride, padding);
+  if (bias.defined()) {
+    check_same_kind("conv2d", x, bias, "bias");
+    TINYNET_CHECK(ShapeError, bias.shape() == Shape{g.out_c}, "conv2d: bias has shape ", bias.shape(), ", expected [",
+                      g.out_c, "]");
+  }
+  Tensor y = new_output(Shape{g.n, g.out_c, g.oh, g.ow}, x);
+  Tensor scratch = empty(Shape{backend::cpu::conv_chunks(g.n) * g.col_size()}, x.options());
+  dispatch_floating(x.dtype(), "conv2d", [&]<typename T>() {
+    backend::cpu::conv2d_forward(g, x.data<T>(), weight.data<T>(), bias.defined() ? bias.data<T>() : nullptr,
+                                 y.data<T>(), scratch.data<T>());
+  });
+  if (autograd::any_needs_grad(x, weight, bias))
+    autograd::record(y, std::make_shared<Conv2dNode>(x, weight, g), {&x, &weight, &bias});
+  return y;
+}
+
+}  // namespace tinynet

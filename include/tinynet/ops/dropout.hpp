@@ -1,0 +1,64 @@
+#pragma once
+/// \file
+/// dropout (elements) and dropout2d (whole channels), scaled by 1/(1-p) in training.
+
+#include "tinynet/backend/cpu/dropout.hpp"
+#include "tinynet/ops/common.hpp"
+
+namespace tinynet {
+
+namespace ops::detail {
+
+// y = x * m, m = keep / (1-p);  dL/dx = dL/dy * m.  Saves the mask.
+class DropoutNode final : public autograd::Node {
+ public:
+  DropoutNode(Tensor mask, std::int64_t inner, const char* name) : mask_(std::move(mask)), inner_(inner), name_(name) {}
+  const char* name() const override { return name_; }
+  void release() override { mask_ = Tensor(); }
+  void backward(const Tensor& gy) override {
+    auto s = input_grad(0);
+    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
+      backend::cpu::apply_mask(gy.data<T>(), mask_.data<T>(), s.grad.data<T>(), mask_.numel(), inner_, s.accumulate);
+    });
+  }
+
+ private:
+  Tensor mask_;
+  std::int64_t inner_;
+  const char* name_;
+};
+
+inline Tensor masked_dropout(const char* op, const Tensor& x, double p, bool training, std::int64_t units,
+                             Generator& gen) {
+  check_float_input(op, x);
+  TINYNET_CHECK(ValueError, p >= 0.0 && p <= 1.0, op, ": probability must be in [0, 1], got ", p);
+  if (!training || p == 0.0) return x;
+  const std::int64_t inner = units ? x.numel() / units : 1;
+  Tensor mask = new_output(Shape{units}, x);
+  Tensor y = new_output(x.shape(), x);
+  const RandomStream rs = gen.reserve(static_cast<std::uint64_t>(units));
+  dispatch_floating(x.dtype(), op, [&]<typename T>() {
+    backend::cpu::dropout_mask(rs, mask.data<T>(), units, p);
+    backend::cpu::apply_mask(x.data<T>(), mask.data<T>(), y.data<T>(), units, inner, false);
+  });
+  if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<DropoutNode>(mask, inner, op), {&x});
+  return y;
+}
+
+}  // namespace ops::detail
+
+/// Zeroes each element with probability p and scales the rest by 1/(1-p) when
+/// `training`; the identity otherwise. The mask comes from `gen`.
+inline Tensor dropout(const Tensor& x, double p = 0.5, bool training = true, Generator& gen = default_generator()) {
+  return ops::detail::masked_dropout("dropout", x, p, training, x.defined() ? x.numel() : 0, gen);
+}
+
+/// Zeroes whole channels of an [N, C, ...] input with probability p (scaled by 1/(1-p)).
+inline Tensor dropout2d(const Tensor& x, double p = 0.5, bool training = true, Generator& gen = default_generator()) {
+  TINYNET_CHECK(ShapeError, !x.defined() || x.dim() == 3 || x.dim() == 4,
+                    "dropout2d: expected input of rank 3 or 4 (N, C, H[, W]), got shape ",
+                    x.defined() ? x.shape().str() : "undefined");
+  return ops::detail::masked_dropout("dropout2d", x, p, training, x.defined() ? x.size(0) * x.size(1) : 0, gen);
+}
+
+}  // namespace tinynet

@@ -1,0 +1,114 @@
+#pragma once
+/// \file
+/// linear (x W^T + b) and matmul.
+
+#include "tinynet/backend/cpu/linear.hpp"
+#include "tinynet/ops/common.hpp"
+
+namespace tinynet {
+
+namespace ops::detail {
+
+// y = x W^T + b;  dx = gy W;  dW = gy^T x;  db = sum_n gy.  Saves x and W.
+class LinearNode final : public autograd::Node {
+ public:
+  LinearNode(Tensor x, Tensor w) : x_(std::move(x)), w_(std::move(w)) {}
+  const char* name() const override { return "linear"; }
+  void release() override { x_ = w_ = Tensor(); }
+  void backward(const Tensor& gy) override {
+    const std::int64_t batch = x_.size(0), in = x_.size(1), out = w_.size(0);
+    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
+      if (needs_input_grad(0)) {
+        auto s = input_grad(0);
+        backend::cpu::linear_backward_input(gy.data<T>(), w_.data<T>(), s.grad.data<T>(), batch, in, out, s.accumulate);
+      }
+      if (needs_input_grad(1)) {
+        auto s = input_grad(1);
+        backend::cpu::linear_backward_weight(gy.data<T>(), x_.data<T>(), s.grad.data<T>(), batch, in, out,
+                                             s.accumulate);
+      }
+      if (needs_input_grad(2)) {
+        auto s = input_grad(2);
+        backend::cpu::linear_backward_bias(gy.data<T>(), s.grad.data<T>(), batch, out, s.accumulate);
+      }
+    });
+  }
+
+ private:
+  Tensor x_, w_;
+};
+
+// y = a b;  da = gy b^T;  db = a^T gy.
+class MatmulNode final : public autograd::Node {
+ public:
+  MatmulNode(Tensor a, Tensor b) : a_(std::move(a)), b_(std::move(b)) {}
+  const char* name() const override { return "matmul"; }
+  void release() override { a_ = b_ = Tensor(); }
+  void backward(const Tensor& gy) override {
+    const std::int64_t m = a_.size(0), k = a_.size(1), n = b_.size(1);
+    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
+      if (needs_input_grad(0)) {
+        auto s = input_grad(0);
+        backend::cpu::gemm<T>(false, true, m, k, n, T(1), gy.data<T>(), n, b_.data<T>(), n, s.accumulate ? T(1) : T(0),
+                              s.grad.data<T>(), k);
+      }
+      if (needs_input_grad(1)) {
+        auto s = input_grad(1);
+        backend::cpu::gemm<T>(true, false, k, n, m, T(1), a_.data<T>(), k, gy.data<T>(), n, s.accumulate ? T(1) : T(0),
+                              s.grad.data<T>(), n);
+      }
+    });
+  }
+
+ private:
+  Tensor a_, b_;
+};
+
+}  // namespace ops::detail
+
+/// y = x W^T + b, x: [N, in], weight: [out, in], bias: [out] or undefined.
+inline Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor()) {
+  using namespace ops::detail;
+  check_float_input("linear", x);
+  check_float_input("linear", weight, "weight");
+  check_same_kind("linear", x, weight, "weight");
+  check_rank("linear", x, 2, "input", "batch, in_features");
+  check_rank("linear", weight, 2, "weight", "out_features, in_features");
+  TINYNET_CHECK(ShapeError, x.size(1) == weight.size(1), "linear: input has ", x.size(1), " features (shape ", x.shape(),
+                    ") but weight expects ", weight.size(1), " (shape ", weight.shape(), ")");
+  if (bias.defined()) {
+    check_same_kind("linear", x, bias, "bias");
+    TINYNET_CHECK(ShapeError, bias.shape() == Shape{weight.size(0)}, "linear: bias has shape ", bias.shape(), ", expected [",
+                      weight.size(0), "]");
+  }
+  const std::int64_t batch = x.size(0), in = x.size(1), out = weight.size(0);
+  Tensor y = new_output(Shape{batch, out}, x);
+  dispatch_floating(x.dtype(), "linear", [&]<typename T>() {
+    backend::cpu::linear_forward(x.data<T>(), weight.data<T>(), bias.defined() ? bias.data<T>() : nullptr,
+                                 y.data<T>(), batch, in, out);
+  });
+  if (autograd::any_needs_grad(x, weight, bias))
+    autograd::record(y, std::make_shared<LinearNode>(x, weight), {&x, &weight, &bias});
+  return y;
+}
+
+/// Matrix product of a [M, K] and b [K, N].
+inline Tensor matmul(const Tensor& a, const Tensor& b) {
+  using namespace ops::detail;
+  check_float_input("matmul", a, "first operand");
+  check_float_input("matmul", b, "second operand");
+  check_same_kind("matmul", a, b, "second operand");
+  check_rank("matmul", a, 2, "first operand", "M, K");
+  check_rank("matmul", b, 2, "second operand", "K, N");
+  TINYNET_CHECK(ShapeError, a.size(1) == b.size(0), "matmul: shapes ", a.shape(), " and ", b.shape(),
+                    " do not fit (inner extents ", a.size(1), " and ", b.size(0), " differ)");
+  const std::int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  Tensor y = new_output(Shape{m, n}, a);
+  dispatch_floating(a.dtype(), "matmul", [&]<typename T>() {
+    backend::cpu::gemm<T>(false, false, m, n, k, T(1), a.data<T>(), k, b.data<T>(), n, T(0), y.data<T>(), n);
+  });
+  if (autograd::any_needs_grad(a, b)) autograd::record(y, std::make_shared<MatmulNode>(a, b), {&a, &b});
+  return y;
+}
+
+}  // namespace tinynet

@@ -1,0 +1,91 @@
+#pragma once
+/// \file
+/// max_pool2d and avg_pool2d over NCHW input, square windows.
+
+#include "tinynet/backend/cpu/pool2d.hpp"
+#include "tinynet/ops/common.hpp"
+
+namespace tinynet {
+
+namespace ops::detail {
+
+inline backend::cpu::Pool2dGeometry pool2d_geometry(const char* op, const Tensor& x, int kernel, int stride,
+                                                    int padding) {
+  check_rank(op, x, 4, "input", "N, C, H, W");
+  TINYNET_CHECK(ValueError, kernel >= 1, op, ": kernel_size must be >= 1, got ", kernel);
+  TINYNET_CHECK(ValueError, stride >= 1, op, ": stride must be >= 1, got ", stride);
+  TINYNET_CHECK(ValueError, padding >= 0 && 2 * padding <= kernel, op, ": padding must be between 0 and half the kernel (",
+                    kernel, "), got ", padding);
+  backend::cpu::Pool2dGeometry g{x.size(0) * x.size(1), x.size(2), x.size(3), kernel, stride, padding, 0, 0};
+  TINYNET_CHECK(ShapeError, g.h + 2 * padding >= kernel && g.w + 2 * padding >= kernel, op, ": kernel ", kernel, "x", kernel,
+                    " is larger than the padded input ", g.h + 2 * padding, "x", g.w + 2 * padding, " (input shape ",
+                    x.shape(), ")");
+  g.oh = (g.h + 2 * padding - kernel) / stride + 1;
+  g.ow = (g.w + 2 * padding - kernel) / stride + 1;
+  return g;
+}
+
+// y = max over each window; dL/dx[argmax] += dL/dy.  Saves the argmax indices.
+class MaxPool2dNode final : public autograd::Node {
+ public:
+  MaxPool2dNode(Tensor idx, backend::cpu::Pool2dGeometry g) : idx_(std::move(idx)), g_(g) {}
+  const char* name() const override { return "max_pool2d"; }
+  void release() override { idx_ = Tensor(); }
+  void backward(const Tensor& gy) override {
+    auto s = input_grad(0);
+    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
+      backend::cpu::max_pool2d_backward(g_, gy.data<T>(), idx_.data<std::int32_t>(), s.grad.data<T>(), s.accumulate);
+    });
+  }
+
+ private:
+  Tensor idx_;
+  backend::cpu::Pool2dGeometry g_;
+};
+
+// y = mean over each window (zero padding counted);  dL/dx += dL/dy / k^2 over the window.
+class AvgPool2dNode final : public autograd::Node {
+ public:
+  explicit AvgPool2dNode(backend::cpu::Pool2dGeometry g) : g_(g) {}
+  const char* name() const override { return "avg_pool2d"; }
+  void backward(const Tensor& gy) override {
+    auto s = input_grad(0);
+    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
+      backend::cpu::avg_pool2d_backward(g_, gy.data<T>(), s.grad.data<T>(), s.accumulate);
+    });
+  }
+
+ private:
+  backend::cpu::Pool2dGeometry g_;
+};
+
+}  // namespace ops::detail
+
+/// Max over kernel x kernel windows; stride defaults to the kernel (stride = 0 means that).
+inline Tensor max_pool2d(const Tensor& x, int kernel, int stride = 0, int padding = 0) {
+  using namespace ops::detail;
+  check_float_input("max_pool2d", x);
+  const auto g = pool2d_geometry("max_pool2d", x, kernel, stride == 0 ? kernel : stride, padding);
+  Tensor y = new_output(Shape{x.size(0), x.size(1), g.oh, g.ow}, x);
+  Tensor idx(y.shape(), {DType::int32, x.device(), false});
+  dispatch_floating(x.dtype(), "max_pool2d", [&]<typename T>() {
+    backend::cpu::max_pool2d_forward(g, x.data<T>(), y.data<T>(), idx.data<std::int32_t>());
+  });
+  if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<MaxPool2dNode>(idx, g), {&x});
+  return y;
+}
+
+/// Mean over kernel x kernel windows; stride defaults to the kernel; zero padding counts
+/// toward the mean (PyTorch's default count_include_pad = true).
+inline Tensor avg_pool2d(const Tensor& x, int kernel, int stride = 0, int padding = 0) {
+  using namespace ops::detail;
+  check_float_input("avg_pool2d", x);
+  const auto g = pool2d_geometry("avg_pool2d", x, kernel, stride == 0 ? kernel : stride, padding);
+  Tensor y = new_output(Shape{x.size(0), x.size(1), g.oh, g.ow}, x);
+  dispatch_floating(x.dtype(), "avg_pool2d",
+                    [&]<typename T>() { backend::cpu::avg_pool2d_forward(g, x.data<T>(), y.data<T>()); });
+  if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<AvgPool2dNode>(g), {&x});
+  return y;
+}
+
+}  // namespace tinynet

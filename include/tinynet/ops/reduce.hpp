@@ -1,0 +1,96 @@
+#pragma once
+/// \file
+/// Reductions: sum and mean (over everything or one dim), argmax.
+
+#include "tinynet/backend/cpu/reduce.hpp"
+#include "tinynet/ops/common.hpp"
+
+namespace tinynet {
+
+namespace ops::detail {
+
+/// Splits `s` around `dim` into [outer, n, inner].
+struct DimSplit {
+  std::int64_t outer = 1, n = 1, inner = 1;
+};
+inline DimSplit split_at(const Shape& s, int dim) {
+  DimSplit r;
+  for (int d = 0; d < s.rank(); ++d) {
+    if (d < dim) r.outer *= s[d];
+    else if (d == dim) r.n = s[d];
+    else r.inner *= s[d];
+  }
+  return r;
+}
+
+inline Shape reduced_shape(const Shape& s, int dim, bool keepdim) {
+  Shape out;
+  for (int d = 0; d < s.rank(); ++d) {
+    if (d != dim) out.push_back(s[d]);
+    else if (keepdim) out.push_back(1);
+  }
+  return out;
+}
+
+// y[o,i] = scale * sum_k x[o,k,i];  dL/dx[o,k,i] = scale * dL/dy[o,i].
+class SumNode final : public autograd::Node {
+ public:
+  SumNode(DimSplit split, double scale) : split_(split), scale_(scale) {}
+  const char* name() const override { return scale_ == 1.0 ? "sum" : "mean"; }
+  void backward(const Tensor& gy) override {
+    auto slot = input_grad(0);
+    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
+      backend::cpu::broadcast_dim(gy.data<T>(), slot.grad.data<T>(), split_.outer, split_.n, split_.inner,
+                                  static_cast<T>(scale_), slot.accumulate);
+    });
+  }
+
+ private:
+  DimSplit split_;
+  double scale_;
+};
+
+inline Tensor reduce_sum(const char* op, const Tensor& x, int dim, bool all, bool keepdim, bool mean) {
+  check_float_input(op, x);
+  const int d = all ? 0 : x.shape().wrap_dim(dim);
+  const DimSplit split = all ? DimSplit{1, x.numel(), 1} : split_at(x.shape(), d);
+  TINYNET_CHECK(ValueError, !mean || split.n > 0, op, ": mean of an empty dimension");
+  const Shape os = all ? Shape{} : reduced_shape(x.shape(), d, keepdim);
+  const double scale = mean ? 1.0 / static_cast<double>(split.n) : 1.0;
+  Tensor y = new_output(os, x);
+  dispatch_floating(x.dtype(), op, [&]<typename T>() {
+    backend::cpu::sum_dim(x.data<T>(), y.data<T>(), split.outer, split.n, split.inner, static_cast<T>(scale));
+  });
+  if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<SumNode>(split, scale), {&x});
+  return y;
+}
+
+}  // namespace ops::detail
+
+/// Sum of all elements (a scalar).
+inline Tensor sum(const Tensor& x) { return ops::detail::reduce_sum("sum", x, 0, true, false, false); }
+/// Sum over `dim`; `keepdim` keeps it with extent 1.
+inline Tensor sum(const Tensor& x, int dim, bool keepdim = false) {
+  return ops::detail::reduce_sum("sum", x, dim, false, keepdim, false);
+}
+/// Mean of all elements (a scalar).
+inline Tensor mean(const Tensor& x) { return ops::detail::reduce_sum("mean", x, 0, true, false, true); }
+/// Mean over `dim`.
+inline Tensor mean(const Tensor& x, int dim, bool keepdim = false) {
+  return ops::detail::reduce_sum("mean", x, dim, false, keepdim, true);
+}
+
+/// Index of the largest element along `dim` (int64, not differentiable; first one on ties).
+inline Tensor argmax(const Tensor& x, int dim, bool keepdim = false) {
+  ops::detail::check_float_input("argmax", x);
+  const int d = x.shape().wrap_dim(dim);
+  const auto split = ops::detail::split_at(x.shape(), d);
+  TINYNET_CHECK(ValueError, split.n > 0, "argmax: dimension ", dim, " of shape ", x.shape(), " is empty");
+  Tensor y(ops::detail::reduced_shape(x.shape(), d, keepdim), {DType::int64, x.device(), false});
+  dispatch_floating(x.dtype(), "argmax", [&]<typename T>() {
+    backend::cpu::argmax_dim(x.data<T>(), y.data<std::int64_t>(), split.outer, split.n, split.inner);
+  });
+  return y;
+}
+
+}  // namespace tinynet

@@ -1,0 +1,86 @@
+#pragma once
+/// \file
+/// view / reshape / flatten: the same storage under a new shape, recorded on the tape.
+
+#include "tinynet/backend/cpu/elementwise.hpp"
+#include "tinynet/ops/common.hpp"
+
+namespace tinynet {
+
+namespace ops::detail {
+
+/// Resolves one -1 extent of `req` against `numel` elements.
+inline Shape infer_view_shape(const Shape& from, std::span<const std::int64_t> req) {
+  Shape out;
+  int infer = -1;
+  std::int64_t known = 1;
+  for (std::size_t i = 0; i < req.size(); ++i) {
+    const std::int64_t e = req[i];
+    if (e == -1) {
+      TINYNET_CHECK(ShapeError, infer < 0, "view: only one dimension can be -1, got ", Shape(req));
+      infer = static_cast<int>(i);
+      out.push_back(0);
+    } else {
+      TINYNET_CHECK(ShapeError, e >= 0, "view: invalid extent ", e, " in requested shape");
+      known *= e;
+      out.push_back(e);
+    }
+  }
+  if (infer >= 0) {
+    TINYNET_CHECK(ShapeError, known != 0 && from.numel() % known == 0, "view: shape ", from, " (", from.numel(),
+                      " elements) cannot be viewed with a -1 among extents whose product is ", known);
+    out[infer] = from.numel() / known;
+  }
+  TINYNET_CHECK(ShapeError, out.numel() == from.numel(), "view: shape ", from, " (", from.numel(),
+                    " elements) cannot be viewed as ", out, " (", out.numel(), " elements)");
+  return out;
+}
+
+// y = x viewed with another shape; dL/dx = dL/dy viewed with x's shape.
+class ViewNode final : public autograd::Node {
+ public:
+  const char* name() const override { return "view"; }
+  void backward(const Tensor& gy) override {
+    auto slot = input_grad(0);
+    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
+      backend::cpu::copy_or_add(gy.data<T>(), slot.grad.data<T>(), gy.numel(), slot.accumulate);
+    });
+  }
+};
+
+inline Tensor view_as_shape(const Tensor& x, const Shape& shape) {
+  Tensor y = alias_with_shape(x, shape);
+  if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<ViewNode>(), {&x});
+  return y;
+}
+
+}  // namespace ops::detail
+
+inline Tensor Tensor::view(const Shape& shape) const {
+  return ops::detail::view_as_shape(*this, ops::detail::infer_view_shape(this->shape(), shape.dims()));
+}
+
+inline Tensor Tensor::view(std::initializer_list<std::int64_t> shape) const {
+  return ops::detail::view_as_shape(
+      *this, ops::detail::infer_view_shape(this->shape(), std::span<const std::int64_t>(shape.begin(), shape.size())));
+}
+
+inline Tensor Tensor::flatten(int start_dim, int end_dim) const {
+  if (dim() == 0) return view(Shape{1});
+  const int s = shape().wrap_dim(start_dim), e = shape().wrap_dim(end_dim);
+  TINYNET_CHECK(ShapeError, s <= e, "flatten: start_dim ", start_dim, " comes after end_dim ", end_dim, " for shape ",
+                    shape());
+  Shape out;
+  for (int d = 0; d < s; ++d) out.push_back(shape()[d]);
+  std::int64_t merged = 1;
+  for (int d = s; d <= e; ++d) merged *= shape()[d];
+  out.push_back(merged);
+  for (int d = e + 1; d < dim(); ++d) out.push_back(shape()[d]);
+  return ops::detail::view_as_shape(*this, out);
+}
+
+/// Free-function spellings, as in torch.
+inline Tensor reshape(const Tensor& x, const Shape& shape) { return x.reshape(shape); }
+inline Tensor flatten(const Tensor& x, int start_dim = 0, int end_dim = -1) { return x.flatten(start_dim, end_dim); }
+
+}  // namespace tinynet
