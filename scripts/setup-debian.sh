@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config
-  libeigen3-dev libtbb-dev libcereal-dev zlib1g-dev
+  libeigen3-dev libtbb-dev libcereal-dev zlib1g-dev libcurl4-openssl-dev libssl-dev
   catch2 libcli11-dev nlohmann-json3-dev
 )
 
