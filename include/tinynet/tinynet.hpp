@@ -18,6 +18,7 @@
 #include "tinynet/autograd/grad_mode.hpp"
 #include "tinynet/autograd/gradcheck.hpp"
 
+#include "tinynet/ops/batch_norm.hpp"
 #include "tinynet/ops/conv2d.hpp"
 #include "tinynet/ops/dropout.hpp"
 #include "tinynet/ops/elementwise.hpp"
@@ -27,3 +28,5 @@
 #include "tinynet/ops/reduce.hpp"
 #include "tinynet/ops/softmax.hpp"
 #include "tinynet/ops/view.hpp"
+
+#include "tinynet/nn.hpp"

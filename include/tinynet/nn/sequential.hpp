@@ -1,0 +1,198 @@
+#pragma once
+/// \file
+/// Sequential<Input<C, H, W>, Layers...>: layers applied in order, every layer's input
+/// shape inferred from the one before it at compile time.
+///
+/// \code
+///   using Net = nn::Sequential<nn::Input<1, 28, 28>, nn::Conv2d<32, 3>, nn::ReLU, nn::MaxPool2d<2>,
+///                              nn::Flatten, nn::Dropout, nn::Linear<10>, nn::LogSoftmax>;
+///   Net net(nn::Dropout(0.25));            // parameter-free layers can be configured by example
+///   static_assert(Net::parameter_count == 54'410);
+///   Tensor y = net(x);                     // x: [N, 1, 28, 28] -> y: [N, 10]
+/// \endcode
+/// A layer that does not fit the output of the one before it is a static_assert whose
+/// context names `CheckedLayer<layer index, layer, input Sample<...>>`.
+
+#include <cstddef>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "tinynet/nn/module.hpp"
+#include "tinynet/nn/sample.hpp"
+
+namespace tinynet::nn {
+
+namespace detail {
+
+template <class L>
+concept Layer = ModuleLike<L> && requires(L& l, const Tensor& x) {
+  { l.forward(x) } -> std::convertible_to<Tensor>;
+};
+
+/// Applies Layer's shape rule to InputShape; the name shows up in compile errors.
+template <std::size_t LayerIndex, class LayerType, class InputShape>
+struct CheckedLayer {
+  static_assert(Layer<LayerType>,
+                "Sequential<Input<...>, Layers...>: every entry after Input must be a tinynet layer "
+                "(a Module with forward(Tensor)); see the CheckedLayer<index, type, input> line");
+  using rule = typename LayerType::template shape<InputShape>;
+  using output = typename rule::output;
+  static constexpr std::int64_t parameters = rule::parameters;
+};
+
+template <class... Ts>
+struct TypeList {};
+
+/// Threads the sample shape through the layers: inputs of each layer, final output, parameter count.
+template <std::size_t I, class S, class... Ls>
+struct Chain {
+  using inputs = TypeList<>;
+  using output = S;
+  static constexpr std::int64_t parameters = 0;
+};
+template <std::size_t I, class S, class L, class... Rest>
+struct Chain<I, S, L, Rest...> {
+  using checked = CheckedLayer<I, L, S>;
+  using next = Chain<I + 1, typename checked::output, Rest...>;
+  template <class... Ss>
+  static TypeList<S, Ss...> prepend(TypeList<Ss...>);
+  using inputs = decltype(prepend(typename next::inputs{}));
+  using output = typename next::output;
+  static constexpr std::int64_t parameters = checked::parameters + next::parameters;
+};
+
+template <std::size_t I, class List>
+struct Nth;
+template <std::size_t I, class T, class... Ts>
+struct Nth<I, TypeList<T, Ts...>> : Nth<I - 1, TypeList<Ts...>> {};
+template <class T, class... Ts>
+struct Nth<0, TypeList<T, Ts...>> {
+  using type = T;
+};
+
+/// How many of the first N types in Ts... are T.
+template <class T, std::size_t N, class... Ts>
+constexpr std::size_t count_before() {
+  std::size_t i = 0, n = 0;
+  ((n += (i++ < N && std::is_same_v<T, Ts>) ? 1 : 0), ...);
+  return n;
+}
+
+/// The K-th element of type T in a tuple.
+template <class T, std::size_t K, class Tuple, std::size_t... Is>
+const T& nth_of_type(const Tuple& t, std::index_sequence<Is...>) {
+  constexpr std::size_t index = [] {
+    std::size_t seen = 0, found = 0;
+    ((std::is_same_v<T, std::remove_cvref_t<std::tuple_element_t<Is, Tuple>>> ? (seen++ == K ? (found = Is, 0) : 0) : 0), ...);
+    return found;
+  }();
+  return std::get<index>(t);
+}
+
+}  // namespace detail
+
+template <class InputSpec, class... Layers>
+class Sequential {
+  static_assert(detail::always_false<InputSpec>,
+                "Sequential<Input<...>, Layers...>: the first argument must be the input shape, e.g. "
+                "Sequential<Input<1, 28, 28>, Conv2d<32, 3>, ...>");
+};
+
+template <std::int64_t... Dims, class... Layers>
+class Sequential<Input<Dims...>, Layers...> : public Module<Sequential<Input<Dims...>, Layers...>> {
+  static_assert(sizeof...(Layers) >= 1, "Sequential<Input<...>, Layers...>: give at least one layer");
+  using chain = detail::Chain<0, Sample<Dims...>, Layers...>;
+
+ public:
+  using input_shape = Sample<Dims...>;
+  /// Shape of one output sample.
+  using output_shape = typename chain::output;
+  /// Number of trainable scalars, known at compile time.
+  static constexpr std::int64_t parameter_count = chain::parameters;
+  static constexpr std::size_t size = sizeof...(Layers);
+
+  /// Builds every layer for its inferred input shape. Arguments configure parameter-free
+  /// layers by example, in order of appearance: Sequential<..., Dropout, ..., Dropout>
+  /// net(Dropout(0.25), Dropout(0.5)).
+  template <class... Configs>
+  explicit Sequential(const Configs&... configs)
+      : layers_(build(std::index_sequence_for<Layers...>{}, std::tuple<const Configs&...>(configs...))) {
+    static_assert(((detail::count_before<Configs, sizeof...(Layers), Layers...>() >=
+                    detail::count_before<Configs, sizeof...(Configs), Configs...>()) && ...),
+                  "Sequential: more constructor arguments of a layer type than layers of that type");
+  }
+
+  /// Applies the layers in order. x: [N, Dims...].
+  Tensor forward(const Tensor& x) {
+    TINYNET_CHECK(ShapeError, x.dim() == input_shape::rank + 1 && sample_matches(x),
+                  "Sequential: expected input [N", dims_str(), "], got ", x.shape());
+    return forward_impl(x, std::index_sequence_for<Layers...>{});
+  }
+
+  /// The I-th layer.
+  template <std::size_t I>
+  auto& get() {
+    return std::get<I>(layers_);
+  }
+  template <std::size_t I>
+  const auto& get() const {
+    return std::get<I>(layers_);
+  }
+
+  template <class V>
+  void visit(V&& v) {
+    visit_impl(v, std::index_sequence_for<Layers...>{});
+  }
+
+ private:
+  template <std::size_t I, class Cfgs>
+  static auto make_layer(const Cfgs& cfgs) {
+    using L = std::tuple_element_t<I, std::tuple<Layers...>>;
+    using In = typename detail::Nth<I, typename chain::inputs>::type;
+    constexpr std::size_t k = detail::count_before<L, I, Layers...>();
+    constexpr std::size_t given = [&]<std::size_t... Js>(std::index_sequence<Js...>) {
+      return (std::size_t{0} + ... + (std::is_same_v<L, std::remove_cvref_t<std::tuple_element_t<Js, Cfgs>>> ? 1 : 0));
+    }(std::make_index_sequence<std::tuple_size_v<Cfgs>>{});
+    if constexpr (k < given) {
+      return L(detail::nth_of_type<L, k>(cfgs, std::make_index_sequence<std::tuple_size_v<Cfgs>>{}));
+    } else if constexpr (std::is_constructible_v<L, SampleDims>) {
+      return L(SampleDims(In::dims));
+    } else {
+      return L();
+    }
+  }
+
+  template <std::size_t... Is, class Cfgs>
+  static std::tuple<Layers...> build(std::index_sequence<Is...>, const Cfgs& cfgs) {
+    return std::tuple<Layers...>(make_layer<Is>(cfgs)...);
+  }
+
+  template <std::size_t... Is>
+  Tensor forward_impl(const Tensor& x, std::index_sequence<Is...>) {
+    Tensor h = x;
+    ((h = std::get<Is>(layers_)(h)), ...);
+    return h;
+  }
+
+  template <class V, std::size_t... Is>
+  void visit_impl(V& v, std::index_sequence<Is...>) {
+    (v(std::to_string(Is), std::get<Is>(layers_)), ...);
+  }
+
+  static bool sample_matches(const Tensor& x) {
+    for (int d = 0; d < input_shape::rank; ++d)
+      if (x.size(d + 1) != input_shape::dims[static_cast<std::size_t>(d)]) return false;
+    return true;
+  }
+  static std::string dims_str() {
+    std::string s;
+    for (std::int64_t d : input_shape::dims) s += ", " + std::to_string(d);
+    return s;
+  }
+
+  std::tuple<Layers...> layers_;
+};
+
+}  // namespace tinynet::nn

@@ -1,0 +1,99 @@
+#pragma once
+/// \file
+/// batch_norm over the channel dim of an [N, C, H, W] (or [N, C]) input.
+
+#include <cmath>
+
+#include "tinynet/backend/cpu/batch_norm.hpp"
+#include "tinynet/ops/common.hpp"
+
+namespace tinynet {
+
+namespace ops::detail {
+
+// y = (x - mean) invstd w + b, with batch or running statistics; see the kernel for the
+// gradient. Saves x, the statistics used, and w.
+class BatchNormNode final : public autograd::Node {
+ public:
+  BatchNormNode(Tensor x, Tensor mean, Tensor invstd, Tensor w, backend::cpu::BatchNormGeometry g, bool training)
+      : x_(std::move(x)), mean_(std::move(mean)), invstd_(std::move(invstd)), w_(std::move(w)), g_(g),
+        training_(training) {}
+  const char* name() const override { return "batch_norm"; }
+  void release() override { x_ = mean_ = invstd_ = w_ = Tensor(); }
+  void backward(const Tensor& gy) override {
+    autograd::GradSlot sx, sw, sb;
+    if (needs_input_grad(0)) sx = input_grad(0);
+    if (needs_input_grad(1)) sw = input_grad(1);
+    if (needs_input_grad(2)) sb = input_grad(2);
+    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
+      auto ptr = [](const autograd::GradSlot& s) { return s.grad.defined() ? s.grad.data<T>() : nullptr; };
+      backend::cpu::batch_norm_backward(g_, x_.data<T>(), mean_.data<T>(), invstd_.data<T>(),
+                                        w_.defined() ? w_.data<T>() : nullptr, gy.data<T>(), training_, ptr(sx),
+                                        sx.accumulate, ptr(sw), sw.accumulate, ptr(sb), sb.accumulate);
+    });
+  }
+
+ private:
+  Tensor x_, mean_, invstd_, w_;
+  backend::cpu::BatchNormGeometry g_;
+  bool training_;
+};
+
+}  // namespace ops::detail
+
+/// Batch normalisation (PyTorch's F.batch_norm). In training, normalises with the batch's
+/// mean and biased variance and, when running_mean / running_var are given, updates them
+/// in place: r = (1 - momentum) r + momentum * batch statistic (the variance unbiased).
+/// Otherwise normalises with the running statistics. weight / bias may be undefined.
+inline Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                         const Tensor& weight = Tensor(), const Tensor& bias = Tensor(), bool training = true,
+                         double momentum = 0.1, double eps = 1e-5) {
+  using namespace ops::detail;
+  check_float_input("batch_norm", x);
+  TINYNET_CHECK(ShapeError, x.dim() == 2 || x.dim() == 4,
+                "batch_norm: expected input of rank 2 (N, C) or 4 (N, C, H, W), got shape ", x.shape());
+  const std::int64_t c = x.size(1);
+  const backend::cpu::BatchNormGeometry g{x.size(0), c, x.dim() == 4 ? x.size(2) * x.size(3) : 1};
+  for (const Tensor* t : {&running_mean, &running_var, &weight, &bias})
+    if (t->defined()) {
+      check_same_kind("batch_norm", x, *t, "a per-channel tensor");
+      TINYNET_CHECK(ShapeError, t->shape() == Shape{c}, "batch_norm: per-channel tensors must have shape [", c,
+                    "], got ", t->shape());
+    }
+  TINYNET_CHECK(ValueError, training || (running_mean.defined() && running_var.defined()),
+                "batch_norm: evaluation mode needs running_mean and running_var");
+  TINYNET_CHECK(ValueError, !training || g.count() > 1, "batch_norm: expected more than 1 value per channel when ",
+                "training, got input shape ", x.shape());
+
+  Tensor mean = new_output(Shape{c}, x), invstd = new_output(Shape{c}, x), y = new_output(x.shape(), x);
+  dispatch_floating(x.dtype(), "batch_norm", [&]<typename T>() {
+    T* mp = mean.data<T>();
+    T* ip = invstd.data<T>();
+    if (training) {
+      Tensor var = new_output(Shape{c}, x);
+      backend::cpu::batch_norm_stats(g, x.data<T>(), mp, var.data<T>());
+      const T* vp = var.data<T>();
+      const double unbias = static_cast<double>(g.count()) / static_cast<double>(g.count() - 1);
+      for (std::int64_t i = 0; i < c; ++i) {
+        ip[i] = T(1) / std::sqrt(vp[i] + static_cast<T>(eps));
+        if (running_mean.defined())
+          running_mean.data<T>()[i] = static_cast<T>((1 - momentum) * running_mean.data<T>()[i] + momentum * mp[i]);
+        if (running_var.defined())
+          running_var.data<T>()[i] =
+              static_cast<T>((1 - momentum) * running_var.data<T>()[i] + momentum * vp[i] * unbias);
+      }
+    } else {
+      for (std::int64_t i = 0; i < c; ++i) {
+        mp[i] = running_mean.data<T>()[i];
+        ip[i] = T(1) / std::sqrt(running_var.data<T>()[i] + static_cast<T>(eps));
+      }
+    }
+    backend::cpu::batch_norm_apply(g, x.data<T>(), mp, ip, weight.defined() ? weight.data<T>() : nullptr,
+                                   bias.defined() ? bias.data<T>() : nullptr, y.data<T>());
+  });
+  if (autograd::any_needs_grad(x, weight, bias))
+    autograd::record(y, std::make_shared<BatchNormNode>(x, mean, invstd, weight, g, training), {&x, &weight, &bias});
+  return y;
+}
+
+}  // namespace tinynet

@@ -1,0 +1,94 @@
+#include <catch2/catch.hpp>
+
+#include <tinynet/tinynet.hpp>
+
+using namespace tinynet;
+using namespace tinynet::nn;
+
+// The network of PyTorch's MNIST example.
+using MnistNet = Sequential<Input<1, 28, 28>, Conv2d<32, 3>, ReLU, Conv2d<64, 3>, ReLU, MaxPool2d<2>, Dropout, Flatten,
+                            Linear<128>, ReLU, Dropout, Linear<10>, LogSoftmax>;
+
+// Shapes and parameter counts are compile-time facts.
+static_assert(std::is_same_v<MnistNet::output_shape, Sample<10>>);
+static_assert(MnistNet::parameter_count == (32 * 9 + 32) + (64 * 32 * 9 + 64) + (128 * 9216 + 128) + (10 * 128 + 10));
+static_assert(MnistNet::size == 12);
+static_assert(std::is_same_v<Sequential<Input<3, 32, 32>, Conv2d<8, 5, 2, 2>, AvgPool2d<2>>::output_shape,
+                             Sample<8, 8, 8>>);
+static_assert(std::is_same_v<Sequential<Input<3, 7, 9>, MaxPool2d<3, 2, 1>, Flatten>::output_shape, Sample<3 * 4 * 5>>);
+
+TEST_CASE("Sequential: the MNIST example's network has PyTorch's names and shapes", "[nn][sequential]") {
+  manual_seed(1);
+  MnistNet net(Dropout(0.25), Dropout(0.5));
+  CHECK(net.get<5>().p() == 0.25);
+  CHECK(net.get<9>().p() == 0.5);
+  CHECK(net.num_parameters() == MnistNet::parameter_count);
+
+  const auto named = net.named_parameters();
+  std::vector<std::string> names;
+  for (const auto& [n, t] : named) names.push_back(n);
+  CHECK(names == std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias", "7.weight", "7.bias",
+                                          "10.weight", "10.bias"});
+  CHECK(named[4].second.shape() == Shape{128, 9216});
+
+  const Tensor y = net(randn({3, 1, 28, 28}));
+  CHECK(y.shape() == Shape{3, 10});
+  // log_softmax output: each row's probabilities sum to one.
+  for (int r = 0; r < 3; ++r) {
+    double s = 0;
+    for (int c = 0; c < 10; ++c) s += std::exp(y.at<float>({r, c}));
+    CHECK(s == Approx(1.0).epsilon(1e-5));
+  }
+}
+
+TEST_CASE("Sequential: a wrong input shape is a ShapeError naming both shapes", "[nn][sequential][errors]") {
+  MnistNet net;
+  CHECK_THROWS_AS(net(zeros({2, 3, 28, 28})), ShapeError);
+  CHECK_THROWS_WITH(net(zeros({2, 3, 28, 28})), Catch::Contains("[N, 1, 28, 28]") && Catch::Contains("[2, 3, 28, 28]"));
+  CHECK_THROWS_AS(net(zeros({1, 28, 28})), ShapeError);
+}
+
+TEST_CASE("Sequential: train() and eval() reach every layer; eval makes dropout the identity", "[nn][sequential]") {
+  using Net = Sequential<Input<6>, Dropout, Linear<4>>;
+  Net net(Dropout(0.9));
+  CHECK(net.get<0>().is_training());
+  net.eval();
+  CHECK_FALSE(net.is_training());
+  CHECK_FALSE(net.get<0>().is_training());
+  const Tensor x = randn({5, 6});
+  NoGradGuard no_grad;
+  const Tensor expected = linear(x, net.get<1>().weight(), net.get<1>().bias());
+  const Tensor y = net(x);
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 4; ++j) CHECK(y.at<float>({i, j}) == expected.at<float>({i, j}));
+  net.train();
+  CHECK(net.get<0>().is_training());
+}
+
+TEST_CASE("Sequential: gradients of a whole network pass gradcheck in float64", "[nn][sequential][gradcheck]") {
+  manual_seed(3);
+  using Net = Sequential<Input<2, 7, 6>, Conv2d<3, 3, 1, 1>, Tanh, AvgPool2d<2>, Conv2d<4, 2>, Sigmoid, Flatten,
+                         Linear<5>, LogSoftmax>;
+  Net net;
+  net.to(DType::float64);
+  const Tensor x = randn({2, 2, 7, 6}, {.dtype = DType::float64, .requires_grad = true});
+  std::vector<Tensor> inputs{x};
+  for (const Tensor& p : net.parameters()) inputs.push_back(p);
+  const auto r = gradcheck([&](std::span<const Tensor> in) { return net(in[0]); }, inputs);
+  INFO("worst input " << r.worst_input << " index " << r.worst_index << ": " << r.analytic << " vs " << r.numeric);
+  CHECK(r.checked == x.numel() + Net::parameter_count);
+  CHECK(r.max_rel_error <= 1e-6);
+}
+
+TEST_CASE("Sequential: BatchNorm2d parameters and buffers are named and saved", "[nn][sequential][batchnorm]") {
+  using Net = Sequential<Input<3, 8, 8>, Conv2d<4, 3>, BatchNorm2d, ReLU, Flatten, Linear<2>>;
+  static_assert(Net::parameter_count == (4 * 3 * 9 + 4) + 8 + (2 * 144 + 2));
+  Net net;
+  const StateDict sd = net.state_dict();
+  CHECK(sd.contains("1.weight"));
+  CHECK(sd.contains("1.running_mean"));
+  CHECK(sd.contains("1.running_var"));
+  CHECK(sd.contains("1.num_batches_tracked"));
+  CHECK(net.named_buffers().size() == 3);
+  CHECK(net.parameters().size() == 6);
+}
