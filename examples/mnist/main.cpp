@@ -1,0 +1,163 @@
+// PyTorch's MNIST example, rebuilt on tinynet: the same network, optimizer, flags,
+// defaults and log lines. Results go to stdout (deterministic for a seed and thread
+// count); timings and notes go to stderr.
+
+#include <tinynet/data/dataloader.hpp>
+#include <tinynet/data/mnist.hpp>
+#include <tinynet/io/io.hpp>
+#include <tinynet/optim/adadelta.hpp>
+#include <tinynet/optim/adam.hpp>
+#include <tinynet/optim/lr_scheduler.hpp>
+#include <tinynet/optim/sgd.hpp>
+#include <tinynet/tinynet.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "exit_codes.hpp"
+#include "format.hpp"
+#include "models.hpp"
+#include "options.hpp"
+
+namespace mnist {
+
+using namespace tinynet;
+namespace fs = std::filesystem;
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+data::MNIST load_split(const Options& o, bool train) {
+  const bool fashion = o.dataset == "fashion-mnist";
+  const bool normalize = o.normalize == "yes" || (o.normalize == "auto" && !fashion);
+  data::MNISTOptions opts{.train = train, .download = true};
+  if (normalize) opts.transform = fashion ? data::FashionMNIST::normalize() : data::MNIST::normalize();
+  if (fashion) return data::FashionMNIST(o.data_dir, opts);
+  return data::MNIST(o.data_dir, opts);
+}
+
+std::unique_ptr<optim::Optimizer> make_optimizer(const Options& o, std::vector<Tensor> params) {
+  if (o.optimizer == "sgd") return std::make_unique<optim::SGD>(std::move(params), optim::SGDOptions{.lr = o.lr, .momentum = o.momentum});
+  if (o.optimizer == "adam") return std::make_unique<optim::Adam>(std::move(params), optim::AdamOptions{.lr = o.lr});
+  return std::make_unique<optim::Adadelta>(std::move(params), optim::AdadeltaOptions{.lr = o.lr});
+}
+
+/// Test-set loss (mean NLL) and accuracy, printed as the Python trainer prints them.
+template <class Model>
+void test(Model& model, data::DataLoader<data::MNIST>& loader) {
+  model.eval();
+  NoGradGuard no_grad;
+  double loss_sum = 0;
+  std::int64_t correct = 0, total = 0;
+  for (auto& batch : loader) {
+    const Tensor out = model(batch.data);
+    loss_sum += nll_loss(out, batch.target, Reduction::sum).item();
+    const Tensor pred = argmax(out, 1);
+    for (std::int64_t i = 0; i < pred.numel(); ++i)
+      correct += pred.data<std::int64_t>()[i] == batch.target.data<std::int64_t>()[i];
+    total += pred.numel();
+  }
+  const double accuracy = static_cast<double>(correct) / static_cast<double>(total);
+  std::printf("Test accuracy: %lld/%lld (%s)\n", static_cast<long long>(correct), static_cast<long long>(total),
+              percentage(accuracy).c_str());
+  // Katib's metrics collector reads these key=value lines.
+  std::printf("loss=%.4f\n", loss_sum / static_cast<double>(total));
+  std::printf("accuracy=%.4f\n", accuracy);
+  std::fflush(stdout);
+}
+
+template <class Model>
+int train(const Options& o, Model model) {
+  const Clock::time_point load_start = Clock::now();
+  data::DataLoader train_loader(load_split(o, true), {.batch_size = o.batch_size, .shuffle = true, .seed = o.seed});
+  data::DataLoader test_loader(load_split(o, false), {.batch_size = o.test_batch_size});
+  std::fprintf(stderr, "Loaded %s: %lld training and %lld test images in %.1f s\n", o.dataset.c_str(),
+               static_cast<long long>(train_loader.dataset().size()),
+               static_cast<long long>(test_loader.dataset().size()), seconds_since(load_start));
+
+  auto optimizer = make_optimizer(o, model.parameters());
+  optim::StepLR scheduler(*optimizer, 1, o.gamma);
+
+  const fs::path checkpoint = o.checkpoint_dir.empty() ? fs::path() : fs::path(o.checkpoint_dir) / "checkpoint.tnet";
+  int first_epoch = 1;
+  if (o.resume && fs::exists(checkpoint)) {
+    const TrainingProgress done = load_checkpoint(checkpoint, model, *optimizer, scheduler, default_generator());
+    first_epoch = static_cast<int>(done.epoch) + 1;
+    std::fprintf(stderr, "Resumed from %s after epoch %lld\n", checkpoint.c_str(), static_cast<long long>(done.epoch));
+  }
+
+  const std::int64_t batches = o.limit_train_batches > 0 ? std::min(o.limit_train_batches, train_loader.size())
+                                                         : train_loader.size();
+  for (int epoch = first_epoch; epoch <= o.epochs; ++epoch) {
+    model.train();
+    train_loader.set_epoch(epoch);
+    const Clock::time_point start = Clock::now();
+    std::int64_t batch_idx = 0, images = 0;
+    for (auto& batch : train_loader) {
+      if (batch_idx == batches) break;
+      optimizer->zero_grad();
+      const Tensor loss = nll_loss(model(batch.data), batch.target);
+      loss.backward();
+      optimizer->step();
+      images += batch.target.numel();
+      if (batch_idx % o.log_interval == 0) {
+        std::printf("Epoch: %d (%s) - Loss: %s\n", epoch,
+                    percentage(static_cast<double>(batch_idx) / static_cast<double>(batches)).c_str(),
+                    python_repr(loss.item<float>()).c_str());
+        std::fflush(stdout);
+      }
+      ++batch_idx;
+    }
+    const double train_s = seconds_since(start);
+    const Clock::time_point test_start = Clock::now();
+    test(model, test_loader);
+    std::fprintf(stderr, "Epoch %d: trained in %.2f s (%.0f images/s), tested in %.2f s\n", epoch, train_s,
+                 static_cast<double>(images) / train_s, seconds_since(test_start));
+    scheduler.step();
+    if (!checkpoint.empty()) {
+      fs::create_directories(checkpoint.parent_path());
+      save_checkpoint(checkpoint, model, *optimizer, scheduler, default_generator(), {.epoch = epoch, .step = 0});
+    }
+  }
+  if (o.save_model) {
+    save(model, o.model_path);
+    std::fprintf(stderr, "Saved the model to %s\n", o.model_path.c_str());
+  }
+  return kExitOk;
+}
+
+template <class Model>
+int evaluate(const Options& o, Model model) {
+  load(model, o.evaluate);
+  data::DataLoader test_loader(load_split(o, false), {.batch_size = o.test_batch_size});
+  test(model, test_loader);
+  return kExitOk;
+}
+
+int run(const Options& o) {
+  if (o.threads > 0) set_num_threads(o.threads);
+  const ThreadSource env = threads_from_environment();
+  std::fprintf(stderr, "tinynet mnist: model %s, optimizer %s, %d threads (%s), CPU\n", o.model.c_str(),
+               o.optimizer.c_str(), get_num_threads(), o.threads > 0 ? "--threads" : env.source);
+  if (!o.no_cuda) std::fprintf(stderr, "This build has no CUDA backend; training on the CPU\n");
+  if (const char* ws = std::getenv("WORLD_SIZE"); ws != nullptr && std::string(ws) != "1")
+    throw ValueError(std::string("WORLD_SIZE=") + ws +
+                     " asks for data-parallel training, which this build of the example does not support yet; "
+                     "run a single process (unset WORLD_SIZE)");
+  manual_seed(o.seed);
+  if (o.model == "lenet") return o.evaluate.empty() ? train(o, make_lenet()) : evaluate(o, make_lenet());
+  return o.evaluate.empty() ? train(o, make_net()) : evaluate(o, make_net());
+}
+
+}  // namespace mnist
+
+int main(int argc, char** argv) {
+  CLI::App app{"Trains PyTorch's MNIST example network (or LeNet) with tinynet"};
+  mnist::Options options;
+  mnist::add_flags(app, options);
+  CLI11_PARSE(app, argc, argv);
+  return mnist::run_guarded([&] { return mnist::run(options); });
+}

@@ -1,0 +1,87 @@
+#pragma once
+// Command-line flags: PyTorch's MNIST example's flags and defaults, plus tinynet's own.
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mnist {
+
+struct Options {
+  // The PyTorch example's flags, same names and defaults.
+  std::int64_t batch_size = 64;
+  std::int64_t test_batch_size = 1000;
+  int epochs = 5;
+  double lr = 1.0;
+  double gamma = 0.7;
+  bool no_cuda = false;
+  std::uint64_t seed = 1;
+  std::int64_t log_interval = 10;
+  bool save_model = false;
+  std::string backend = "gloo";
+  // tinynet's additions.
+  std::string dataset = "mnist";
+  std::string data_dir = "data";
+  std::string model = "net";
+  std::string optimizer = "adadelta";
+  double momentum = 0.0;
+  std::string normalize = "auto";
+  int threads = 0;
+  std::string checkpoint_dir;
+  bool resume = false;
+  std::int64_t limit_train_batches = 0;
+  std::string model_path = "mnist_cnn.tnet";
+  std::string evaluate;
+};
+
+/// Declares every flag on `app`, writing into `o`.
+inline void add_flags(CLI::App& app, Options& o) {
+  auto positive = CLI::PositiveNumber;
+  app.add_option("--batch-size", o.batch_size, "input batch size for training")->check(positive)->capture_default_str();
+  app.add_option("--test-batch-size", o.test_batch_size, "input batch size for testing")
+      ->check(positive)
+      ->capture_default_str();
+  app.add_option("--epochs", o.epochs, "number of epochs to train")->check(CLI::Range(1, 100000))->capture_default_str();
+  app.add_option("--lr", o.lr, "learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--gamma", o.gamma, "learning rate step gamma (StepLR, every epoch)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_flag("--no-cuda", o.no_cuda, "disables CUDA training");
+  app.add_option("--seed", o.seed, "random seed")->capture_default_str();
+  app.add_option("--log-interval", o.log_interval, "how many batches to wait before logging training status")
+      ->check(positive)
+      ->capture_default_str();
+  app.add_flag("--save-model", o.save_model, "save the trained model to --model-path");
+  app.add_option("--backend", o.backend, "distributed backend when WORLD_SIZE > 1")
+      ->check(CLI::IsMember({"gloo", "nccl"}))
+      ->capture_default_str();
+  app.add_option("--dataset", o.dataset, "data set")->check(CLI::IsMember({"mnist", "fashion-mnist"}))->capture_default_str();
+  app.add_option("--data-dir", o.data_dir, "where the data sets are (fetched there when missing)")->capture_default_str();
+  app.add_option("--model", o.model, "network: net (PyTorch's example) or lenet")
+      ->check(CLI::IsMember({"net", "lenet"}))
+      ->capture_default_str();
+  app.add_option("--optimizer", o.optimizer, "optimizer")
+      ->check(CLI::IsMember({"adadelta", "sgd", "adam"}))
+      ->capture_default_str();
+  app.add_option("--momentum", o.momentum, "SGD momentum")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  app.add_option("--normalize", o.normalize,
+                 "normalise inputs with the data set's mean and std: auto (MNIST yes, Fashion-MNIST no, as in "
+                 "the PyTorch and Kubeflow examples), yes or no")
+      ->check(CLI::IsMember({"auto", "yes", "no"}))
+      ->capture_default_str();
+  app.add_option("--threads", o.threads,
+                 "CPU threads (default: TINYNET_NUM_THREADS, else OMP_NUM_THREADS, else all cores)")
+      ->check(positive);
+  app.add_option("--checkpoint-dir", o.checkpoint_dir, "write a checkpoint there after every epoch");
+  app.add_flag("--resume", o.resume, "continue from the checkpoint in --checkpoint-dir, if there is one")
+      ->needs(app.get_option("--checkpoint-dir"));
+  app.add_option("--limit-train-batches", o.limit_train_batches, "train on at most this many batches per epoch")
+      ->check(positive);
+  app.add_option("--model-path", o.model_path, "file that --save-model writes")->capture_default_str();
+  app.add_option("--evaluate", o.evaluate, "evaluate the model saved in this file on the test set, without training")
+      ->check(CLI::ExistingFile);
+}
+
+}  // namespace mnist
