@@ -36,15 +36,22 @@ struct Options {
   std::string evaluate;
 };
 
+/// Accepts numbers > 0, with a message a person can act on.
+inline const CLI::Validator positive = CLI::Validator(
+    [](std::string& s) -> std::string {
+      double v = 0;
+      return CLI::detail::lexical_cast(s, v) && v > 0 ? std::string() : "must be a number greater than 0, got " + s;
+    },
+    "POSITIVE");
+
 /// Declares every flag on `app`, writing into `o`.
 inline void add_flags(CLI::App& app, Options& o) {
-  auto positive = CLI::PositiveNumber;
   app.add_option("--batch-size", o.batch_size, "input batch size for training")->check(positive)->capture_default_str();
   app.add_option("--test-batch-size", o.test_batch_size, "input batch size for testing")
       ->check(positive)
       ->capture_default_str();
   app.add_option("--epochs", o.epochs, "number of epochs to train")->check(CLI::Range(1, 100000))->capture_default_str();
-  app.add_option("--lr", o.lr, "learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--lr", o.lr, "learning rate")->check(positive)->capture_default_str();
   app.add_option("--gamma", o.gamma, "learning rate step gamma (StepLR, every epoch)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
