@@ -25,7 +25,11 @@ class StateDict {
     entries_.emplace_back(std::move(name), std::move(t));
   }
   void insert_scalar(std::string name, double v) { insert(std::move(name), scalar_tensor(v, {DType::float64})); }
-  void insert_int(std::string name, std::int64_t v) { insert(std::move(name), scalar_tensor(static_cast<double>(v), {DType::int64})); }
+  void insert_int(std::string name, std::int64_t v) {
+    Tensor t(Shape{}, {DType::int64, Device::cpu(), false});
+    *t.data<std::int64_t>() = v;  // exact: not through double
+    insert(std::move(name), std::move(t));
+  }
 
   bool contains(std::string_view name) const { return index_.find(std::string(name)) != index_.end(); }
   /// The entry `name`; IndexError naming it when absent.

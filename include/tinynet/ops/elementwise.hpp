@@ -114,7 +114,7 @@ class UnaryNode final : public autograd::Node {
   void release() override { x_ = y_ = Tensor(); }
 
   void backward(const Tensor& gy) override {
-    auto slot = input_grad(0);
+    const autograd::GradSlot slot = input_grad(0);
     dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
       const T* x = x_.defined() ? x_.data<T>() : nullptr;
       const T* y = y_.defined() ? y_.data<T>() : nullptr;
