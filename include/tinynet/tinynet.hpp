@@ -30,3 +30,9 @@
 #include "tinynet/ops/view.hpp"
 
 #include "tinynet/nn.hpp"
+
+#include "tinynet/optim/adadelta.hpp"
+#include "tinynet/optim/adam.hpp"
+#include "tinynet/optim/lr_scheduler.hpp"
+#include "tinynet/optim/optimizer.hpp"
+#include "tinynet/optim/sgd.hpp"

@@ -26,11 +26,12 @@ struct GradcheckResult {
 /// compared with (L(x + eps e_i) - L(x - eps e_i)) / 2 eps for every element i of every
 /// such input. Errors are relative to the gradient's magnitude, and absolute where it
 /// is below 1 (so that entries that are zero in exact arithmetic still count).
-/// Requires float64 inputs on the CPU.
+/// Requires float64 inputs on the CPU; undefined inputs (an omitted optional argument,
+/// such as a bias) are passed to `fn` as they are.
 inline GradcheckResult gradcheck(const std::function<Tensor(std::span<const Tensor>)>& fn,
                                  std::vector<Tensor> inputs, double eps = 1e-6, std::uint64_t seed = 1234) {
   for (const Tensor& t : inputs)
-    TINYNET_CHECK(TypeError, !t.requires_grad() || t.dtype() == DType::float64,
+    TINYNET_CHECK(TypeError, !t.defined() || !t.requires_grad() || t.dtype() == DType::float64,
                      "gradcheck: inputs that require grad must be float64, got ", t.dtype());
   Tensor probe = fn(inputs);
   Generator gen(seed);
@@ -43,14 +44,14 @@ inline GradcheckResult gradcheck(const std::function<Tensor(std::span<const Tens
   };
 
   for (Tensor& t : inputs)
-    if (t.requires_grad()) t.set_grad(Tensor());
+    if (t.defined() && t.requires_grad()) t.set_grad(Tensor());
   fn(inputs).backward(v);
 
   GradcheckResult r;
   NoGradGuard no_grad;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     Tensor& x = inputs[k];
-    if (!x.requires_grad()) continue;
+    if (!x.defined() || !x.requires_grad()) continue;
     const Tensor g = x.grad();
     TINYNET_CHECK(Error, g.defined(), "gradcheck: input ", k, " requires grad but backward gave it none");
     double* p = x.data<double>();

@@ -41,7 +41,23 @@ struct GradSlot {
 
 class Node {
  public:
-  virtual ~Node() = default;
+  /// Frees the chain of producers iteratively: destroyed through the edges, a long graph (a
+  /// loss summed over many steps) would take one stack frame per node.
+  virtual ~Node() {
+    std::vector<std::shared_ptr<Node>> pending;
+    const auto take_edges = [&pending](std::vector<Edge>& edges) {
+      for (Edge& e : edges)
+        if (e.fn) pending.push_back(std::move(e.fn));
+    };
+    take_edges(next);
+    while (!pending.empty()) {
+      std::shared_ptr<Node> n = std::move(pending.back());
+      pending.pop_back();
+      // The last owner: n dies at the end of this iteration with its producers already
+      // moved out, so its own destructor does not recurse.
+      if (n.use_count() == 1) take_edges(n->next);
+    }
+  }
   /// The op's name, used in error messages ("conv2d", "linear", ...).
   virtual const char* name() const = 0;
   /// Adds dL/d(input i) for every needed input, given dL/d(output).

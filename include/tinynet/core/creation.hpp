@@ -2,6 +2,7 @@
 /// \file
 /// Creation functions: empty, zeros, ones, full, rand, randn, uniform, from_buffer, ...
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -51,7 +52,9 @@ inline Tensor uniform(const Shape& shape, double low, double high, TensorOptions
   TINYNET_CHECK(ValueError, low <= high, "uniform: low (", low, ") must not exceed high (", high, ")");
   const RandomStream rs = gen.reserve(static_cast<std::uint64_t>(shape.numel()));
   return detail::random_tensor(shape, opts, [&]<typename T>(std::int64_t i) {
-    return static_cast<T>(low + (high - low) * rs.uniform<double>(static_cast<std::uint64_t>(i)));
+    const T v = static_cast<T>(low + (high - low) * rs.uniform<double>(static_cast<std::uint64_t>(i)));
+    // Rounding to T (a draw within 2^-25 of 1, as float) can land on `high`: keep it half-open.
+    return v < static_cast<T>(high) ? v : std::nextafter(static_cast<T>(high), static_cast<T>(low));
   });
 }
 

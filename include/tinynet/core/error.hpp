@@ -16,7 +16,8 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Tensors whose shapes do not fit the operation.
+/// Tensors whose shapes do not fit the operation (mismatched extents, wrong rank, an
+/// input smaller than the kernel).
 class ShapeError : public Error {
  public:
   using Error::Error;
@@ -28,7 +29,7 @@ class IndexError : public Error {
   using Error::Error;
 };
 
-/// An argument value the operation cannot accept (kernel larger than input, p outside [0,1), ...).
+/// An argument value the operation cannot accept (stride 0, negative padding, p outside [0, 1], ...).
 class ValueError : public Error {
  public:
   using Error::Error;

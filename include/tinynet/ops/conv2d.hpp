@@ -12,6 +12,8 @@ namespace ops::detail {
 inline backend::cpu::Conv2dGeometry conv2d_geometry(const Tensor& x, const Tensor& w, int stride, int padding) {
   check_rank("conv2d", x, 4, "input", "N, C, H, W");
   check_rank("conv2d", w, 4, "weight", "out_channels, in_channels, kH, kW");
+  TINYNET_CHECK(ShapeError, w.size(2) >= 1 && w.size(3) >= 1, "conv2d: weight of shape ", w.shape(),
+                " has an empty kernel");
   TINYNET_CHECK(ValueError, stride >= 1, "conv2d: stride must be >= 1, got ", stride);
   TINYNET_CHECK(ValueError, padding >= 0, "conv2d: padding must be >= 0, got ", padding);
   TINYNET_CHECK(ShapeError, x.size(1) == w.size(1), "conv2d: input has ", x.size(1), " channels (shape ", x.shape(),

@@ -35,8 +35,8 @@ inline Shape reduced_shape(const Shape& s, int dim, bool keepdim) {
 // y[o,i] = scale * sum_k x[o,k,i];  dL/dx[o,k,i] = scale * dL/dy[o,i].
 class SumNode final : public autograd::Node {
  public:
-  SumNode(DimSplit split, double scale) : split_(split), scale_(scale) {}
-  const char* name() const override { return scale_ == 1.0 ? "sum" : "mean"; }
+  SumNode(const char* name, DimSplit split, double scale) : name_(name), split_(split), scale_(scale) {}
+  const char* name() const override { return name_; }
   void backward(const Tensor& gy) override {
     auto slot = input_grad(0);
     dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
@@ -46,6 +46,7 @@ class SumNode final : public autograd::Node {
   }
 
  private:
+  const char* name_;
   DimSplit split_;
   double scale_;
 };
@@ -61,7 +62,7 @@ inline Tensor reduce_sum(const char* op, const Tensor& x, int dim, bool all, boo
   dispatch_floating(x.dtype(), op, [&]<typename T>() {
     backend::cpu::sum_dim(x.data<T>(), y.data<T>(), split.outer, split.n, split.inner, static_cast<T>(scale));
   });
-  if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<SumNode>(split, scale), {&x});
+  if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<SumNode>(op, split, scale), {&x});
   return y;
 }
 

@@ -30,6 +30,9 @@ void im2col(const Conv2dGeometry& g, const T* in, T* col) {
       for (std::int64_t j = 0; j < g.kw; ++j) {
         T* row = col + ((ci * g.kh + i) * g.kw + j) * g.oh * g.ow;
         const T* plane = in + ci * g.h * g.w;
+        // Output columns x whose input column x*sw - pw + j lies inside [0, w): [x0, x1).
+        const std::int64_t x0 = std::min(g.ow, std::max<std::int64_t>(0, (g.pw - j + g.sw - 1) / g.sw));
+        const std::int64_t x1 = std::max(x0, std::min(g.ow, (g.w + g.pw - j + g.sw - 1) / g.sw));
         for (std::int64_t y = 0; y < g.oh; ++y) {
           const std::int64_t iy = y * g.sh - g.ph + i;
           T* out = row + y * g.ow;
@@ -37,11 +40,13 @@ void im2col(const Conv2dGeometry& g, const T* in, T* col) {
             std::fill(out, out + g.ow, T(0));
             continue;
           }
-          const T* src = plane + iy * g.w;
-          for (std::int64_t x = 0; x < g.ow; ++x) {
-            const std::int64_t ix = x * g.sw - g.pw + j;
-            out[x] = (ix >= 0 && ix < g.w) ? src[ix] : T(0);
-          }
+          const T* src = plane + iy * g.w + x0 * g.sw - g.pw + j;
+          std::fill(out, out + x0, T(0));
+          if (g.sw == 1)
+            std::copy(src, src + (x1 - x0), out + x0);
+          else
+            for (std::int64_t x = x0; x < x1; ++x) out[x] = src[(x - x0) * g.sw];
+          std::fill(out + x1, out + g.ow, T(0));
         }
       }
 }
@@ -54,15 +59,14 @@ void col2im_add(const Conv2dGeometry& g, const T* col, T* in) {
       for (std::int64_t j = 0; j < g.kw; ++j) {
         const T* row = col + ((ci * g.kh + i) * g.kw + j) * g.oh * g.ow;
         T* plane = in + ci * g.h * g.w;
+        const std::int64_t x0 = std::min(g.ow, std::max<std::int64_t>(0, (g.pw - j + g.sw - 1) / g.sw));
+        const std::int64_t x1 = std::max(x0, std::min(g.ow, (g.w + g.pw - j + g.sw - 1) / g.sw));
         for (std::int64_t y = 0; y < g.oh; ++y) {
           const std::int64_t iy = y * g.sh - g.ph + i;
           if (iy < 0 || iy >= g.h) continue;
           const T* src = row + y * g.ow;
-          T* dst = plane + iy * g.w;
-          for (std::int64_t x = 0; x < g.ow; ++x) {
-            const std::int64_t ix = x * g.sw - g.pw + j;
-            if (ix >= 0 && ix < g.w) dst[ix] += src[x];
-          }
+          T* dst = plane + iy * g.w + x0 * g.sw - g.pw + j;
+          for (std::int64_t x = x0; x < x1; ++x) dst[(x - x0) * g.sw] += src[x];
         }
       }
 }

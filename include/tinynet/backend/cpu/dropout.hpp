@@ -14,9 +14,15 @@ namespace tinynet::backend::cpu {
 template <typename T>
 void dropout_mask(const RandomStream& rs, T* mask, std::int64_t units, double p) {
   const T scale = p < 1.0 ? static_cast<T>(1.0 / (1.0 - p)) : T(0);
-  parallel_for(units, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
-    for (std::int64_t u = lo; u < hi; ++u)
-      mask[u] = rs.uniform<double>(static_cast<std::uint64_t>(u)) >= p ? scale : T(0);
+  // Chunks start at multiples of 4 so that each Philox block (4 draws) is computed once.
+  const std::int64_t blocks = (units + 3) / 4;
+  parallel_for(blocks, kElementwiseGrain / 4, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t blk = lo; blk < hi; ++blk) {
+      std::uint32_t r[4];
+      tinynet::detail::Philox4x32::generate(rs.key, rs.base + static_cast<std::uint64_t>(blk), r);
+      for (std::int64_t k = 0; k < 4 && blk * 4 + k < units; ++k)
+        mask[blk * 4 + k] = tinynet::detail::uint_to_unit<double>(r[k]) >= p ? scale : T(0);
+    }
   });
 }
 

@@ -3,7 +3,6 @@
 /// max_pool2d and avg_pool2d kernels (NCHW), parallel over (n, c) planes.
 
 #include <cstdint>
-#include <limits>
 
 #include "tinynet/backend/cpu/parallel.hpp"
 
@@ -26,15 +25,16 @@ void max_pool2d_forward(const Pool2dGeometry& g, const T* x, T* y, std::int32_t*
       for (std::int64_t oy = 0; oy < g.oh; ++oy)
         for (std::int64_t ox = 0; ox < g.ow; ++ox) {
           const std::int64_t y0 = oy * g.s - g.p, x0 = ox * g.s - g.p;
-          T best = -std::numeric_limits<T>::infinity();
-          std::int64_t best_i = -1;
-          for (std::int64_t i = std::max<std::int64_t>(y0, 0); i < std::min(y0 + g.k, g.h); ++i)
-            for (std::int64_t j = std::max<std::int64_t>(x0, 0); j < std::min(x0 + g.k, g.w); ++j) {
+          const std::int64_t i0 = std::max<std::int64_t>(y0, 0), i1 = std::min(y0 + g.k, g.h);
+          const std::int64_t j0 = std::max<std::int64_t>(x0, 0), j1 = std::min(x0 + g.k, g.w);
+          std::int64_t best_i = i0 * g.w + j0;
+          T best = in[best_i];
+          for (std::int64_t i = i0; i < i1; ++i)
+            for (std::int64_t j = j0; j < j1; ++j) {
               const T v = in[i * g.w + j];
-              if (v > best || best_i < 0 || v != v) {  // NaN propagates, as in PyTorch
+              if (!(v <= best)) {  // also true for NaN, which propagates as in PyTorch
                 best = v;
                 best_i = i * g.w + j;
-                if (v != v) break;
               }
             }
           out[oy * g.ow + ox] = best;

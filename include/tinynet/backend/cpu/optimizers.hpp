@@ -1,0 +1,124 @@
+#pragma once
+/// \file
+/// Optimizer update kernels: one fused loop per parameter tensor, in the order PyTorch
+/// (1.13, single-tensor path) applies its tensor ops, so results agree with it to rounding.
+/// Hyper-parameters arrive as doubles; derived constants (1 - beta, lr / bias correction)
+/// are formed in double and rounded to T once, as PyTorch does with its Python scalars.
+/// A CUDA backend mirrors these signatures in backend/cuda/optimizers.cuh.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "tinynet/backend/cpu/parallel.hpp"
+
+namespace tinynet::backend::cpu {
+
+/// SGD hyper-parameters of one update.
+struct SgdArgs {
+  double lr = 0;
+  double momentum = 0;
+  double dampening = 0;
+  double weight_decay = 0;
+  bool nesterov = false;
+  bool maximize = false;
+  /// The momentum buffer is new: it takes the gradient as it is (no dampening), as in PyTorch.
+  bool init_buffer = false;
+};
+
+/// g = ±grad + wd p;  buf = g (new) or momentum buf + (1 - dampening) g;
+/// g = g + momentum buf (nesterov) or buf;  p -= lr g.
+/// `buf` may be null when momentum is 0.
+template <typename T>
+void sgd_update(T* param, const T* grad, T* buf, std::int64_t n, const SgdArgs& a) {
+  const T lr = static_cast<T>(a.lr), wd = static_cast<T>(a.weight_decay), mu = static_cast<T>(a.momentum);
+  const T keep = static_cast<T>(1.0 - a.dampening);
+  const bool use_wd = a.weight_decay != 0, use_mu = a.momentum != 0;
+  parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t i = lo; i < hi; ++i) {
+      T g = a.maximize ? -grad[i] : grad[i];
+      if (use_wd) g += wd * param[i];
+      if (use_mu) {
+        buf[i] = a.init_buffer ? g : mu * buf[i] + keep * g;
+        g = a.nesterov ? g + mu * buf[i] : buf[i];
+      }
+      param[i] -= lr * g;
+    }
+  });
+}
+
+/// Adadelta hyper-parameters of one update.
+struct AdadeltaArgs {
+  double lr = 0;
+  double rho = 0;
+  double eps = 0;
+  double weight_decay = 0;
+  bool maximize = false;
+};
+
+/// g = ±grad + wd p;  v = rho v + (1 - rho) g²;  d = sqrt(u + eps) / sqrt(v + eps) g;
+/// u = rho u + (1 - rho) d²;  p -= lr d.   (v: square_avg, u: acc_delta)
+template <typename T>
+void adadelta_update(T* param, const T* grad, T* square_avg, T* acc_delta, std::int64_t n, const AdadeltaArgs& a) {
+  const T lr = static_cast<T>(a.lr), rho = static_cast<T>(a.rho), eps = static_cast<T>(a.eps);
+  const T wd = static_cast<T>(a.weight_decay), one_minus_rho = static_cast<T>(1.0 - a.rho);
+  const bool use_wd = a.weight_decay != 0;
+  parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t i = lo; i < hi; ++i) {
+      T g = a.maximize ? -grad[i] : grad[i];
+      if (use_wd) g += wd * param[i];
+      square_avg[i] = rho * square_avg[i] + one_minus_rho * g * g;
+      const T std = std::sqrt(square_avg[i] + eps);
+      const T delta = std::sqrt(acc_delta[i] + eps) / std * g;
+      acc_delta[i] = rho * acc_delta[i] + one_minus_rho * delta * delta;
+      param[i] -= lr * delta;
+    }
+  });
+}
+
+/// Adam / AdamW hyper-parameters of one update, bias corrections included.
+struct AdamArgs {
+  double lr = 0;
+  double beta1 = 0;
+  double beta2 = 0;
+  double eps = 0;
+  double weight_decay = 0;
+  bool amsgrad = false;
+  bool maximize = false;
+  /// AdamW: decay the parameter by (1 - lr wd) instead of adding wd p to the gradient.
+  bool decoupled = false;
+  /// The parameter's step count after this update (1 on the first).
+  std::int64_t step = 1;
+};
+
+/// g = ±grad (+ wd p for Adam; p *= 1 - lr wd for AdamW);  m = b1 m + (1 - b1) g;
+/// v = b2 v + (1 - b2) g²;  v̂ = max(v̂, v) (amsgrad) or v;
+/// p -= lr / (1 - b1^t) · m / (sqrt(v̂) / sqrt(1 - b2^t) + eps).
+/// `max_exp_avg_sq` may be null unless amsgrad.
+template <typename T>
+void adam_update(T* param, const T* grad, T* exp_avg, T* exp_avg_sq, T* max_exp_avg_sq, std::int64_t n,
+                 const AdamArgs& a) {
+  const double t = static_cast<double>(a.step);
+  const T b1 = static_cast<T>(a.beta1), b2 = static_cast<T>(a.beta2);
+  const T one_minus_b1 = static_cast<T>(1.0 - a.beta1), one_minus_b2 = static_cast<T>(1.0 - a.beta2);
+  const T step_size = static_cast<T>(a.lr / (1.0 - std::pow(a.beta1, t)));
+  const T bc2_sqrt = static_cast<T>(std::sqrt(1.0 - std::pow(a.beta2, t)));
+  const T eps = static_cast<T>(a.eps), wd = static_cast<T>(a.weight_decay);
+  const T decay = static_cast<T>(1.0 - a.lr * a.weight_decay);
+  const bool coupled_wd = !a.decoupled && a.weight_decay != 0;
+  parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t i = lo; i < hi; ++i) {
+      T g = a.maximize ? -grad[i] : grad[i];
+      if (a.decoupled) param[i] *= decay;
+      else if (coupled_wd) g += wd * param[i];
+      exp_avg[i] = b1 * exp_avg[i] + one_minus_b1 * g;
+      exp_avg_sq[i] = b2 * exp_avg_sq[i] + one_minus_b2 * g * g;
+      T v = exp_avg_sq[i];
+      if (a.amsgrad) v = max_exp_avg_sq[i] = std::max(max_exp_avg_sq[i], v);
+      const T denom = std::sqrt(v) / bc2_sqrt + eps;
+      param[i] -= step_size * (exp_avg[i] / denom);
+    }
+  });
+}
+
+}  // namespace tinynet::backend::cpu

@@ -1,0 +1,78 @@
+#include "op_testing.hpp"
+
+using namespace tinynet;
+using namespace tinynet::testing;
+
+namespace {
+
+// Naive batch norm over [N, C, H, W] with per-channel mean and biased variance.
+std::vector<double> reference_batch_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps) {
+  const auto n = x.size(0), c = x.size(1), hw = x.size(2) * x.size(3);
+  const std::vector<double> xv = values(x), wv = values(w), bv = values(b);
+  std::vector<double> out(xv.size());
+  for (std::int64_t ch = 0; ch < c; ++ch) {
+    double mean = 0, var = 0;
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < hw; ++j) mean += xv[static_cast<std::size_t>((i * c + ch) * hw + j)];
+    mean /= static_cast<double>(n * hw);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < hw; ++j) {
+        const double d = xv[static_cast<std::size_t>((i * c + ch) * hw + j)] - mean;
+        var += d * d;
+      }
+    var /= static_cast<double>(n * hw);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < hw; ++j) {
+        const auto k = static_cast<std::size_t>((i * c + ch) * hw + j);
+        out[k] = (xv[k] - mean) / std::sqrt(var + eps) * wv[static_cast<std::size_t>(ch)] + bv[static_cast<std::size_t>(ch)];
+      }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("batch_norm: training forward matches a naive reference", "[ops][batch_norm]") {
+  const Tensor x = random_input({3, 4, 5, 2}, 1, false, -2.0, 3.0);
+  const Tensor w = random_input({4}, 2, false), b = random_input({4}, 3, false);
+  const Tensor y = batch_norm(x, Tensor(), Tensor(), w, b, true, 0.1, 1e-5);
+  check_close(y, reference_batch_norm(x, w, b, 1e-5), 1e-12);
+}
+
+TEST_CASE("batch_norm: gradients in training and evaluation mode", "[ops][batch_norm][gradcheck]") {
+  for (const Shape& shape : {Shape{2, 3, 4, 5}, Shape{1, 2, 3, 3}, Shape{5, 3}}) {
+    INFO("input shape " << shape);
+    const Tensor x = random_input(shape, 4);
+    const Tensor w = random_input({shape[1]}, 5), b = random_input({shape[1]}, 6);
+    check_gradients([](std::span<const Tensor> in) { return batch_norm(in[0], Tensor(), Tensor(), in[1], in[2], true); },
+                    {x, w, b});
+    const Tensor rm = random_input({shape[1]}, 7, false), rv = random_input({shape[1]}, 8, false, 0.5, 2.0);
+    check_gradients([&](std::span<const Tensor> in) { return batch_norm(in[0], rm, rv, in[1], in[2], false); },
+                    {x, w, b});
+  }
+}
+
+TEST_CASE("batch_norm: running statistics use the unbiased variance", "[ops][batch_norm]") {
+  const Tensor x = random_input({4, 2, 3, 3}, 9, false);
+  Tensor rm = zeros({2}, {.dtype = DType::float64}), rv = ones({2}, {.dtype = DType::float64});
+  batch_norm(x, rm, rv, Tensor(), Tensor(), true, 0.25);
+  const std::vector<double> xv = values(x);
+  for (int ch = 0; ch < 2; ++ch) {
+    double mean = 0, var = 0;
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 9; ++j) mean += xv[static_cast<std::size_t>((i * 2 + ch) * 9 + j)];
+    mean /= 36;
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 9; ++j) var += std::pow(xv[static_cast<std::size_t>((i * 2 + ch) * 9 + j)] - mean, 2);
+    CHECK(rm.data<double>()[ch] == Approx(0.25 * mean).epsilon(1e-12));
+    CHECK(rv.data<double>()[ch] == Approx(0.75 + 0.25 * var / 35).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("batch_norm: misuse names the problem", "[ops][batch_norm][errors]") {
+  const Tensor x = zeros({2, 3, 4, 4});
+  CHECK_THROWS_WITH(batch_norm(zeros({2, 3, 4}), Tensor(), Tensor()), Catch::Contains("rank 2 (N, C) or 4"));
+  CHECK_THROWS_WITH(batch_norm(x, zeros({4}), ones({3})), Catch::Contains("[3]") && Catch::Contains("[4]"));
+  CHECK_THROWS_WITH(batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), false), Catch::Contains("running_mean"));
+  CHECK_THROWS_WITH(batch_norm(zeros({1, 3, 1, 1}), Tensor(), Tensor()), Catch::Contains("more than 1 value"));
+}

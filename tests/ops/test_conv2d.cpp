@@ -1,0 +1,144 @@
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include <tinynet/tinynet.hpp>
+
+#include "ops/op_testing.hpp"
+
+using namespace tinynet;
+using namespace tinynet::testing;
+
+namespace {
+
+struct ConvCase {
+  std::int64_t n, c, h, w, out_c, kh, kw;
+  int stride, padding;
+};
+
+// Batch 1, odd and non-square inputs, non-square kernels, 1x1 kernels, stride 2,
+// padding 1, a kernel as large as the padded input, and batches split into chunks.
+const ConvCase kCases[] = {
+    {1, 1, 5, 5, 1, 3, 3, 1, 0}, {2, 3, 7, 6, 4, 3, 3, 2, 1}, {3, 2, 8, 5, 3, 1, 1, 1, 0},
+    {1, 2, 6, 9, 2, 2, 3, 1, 1}, {2, 1, 4, 4, 2, 3, 3, 2, 0}, {1, 1, 3, 3, 1, 5, 5, 1, 1},
+    {4, 2, 5, 5, 3, 3, 3, 1, 1},
+};
+
+std::int64_t out_extent(std::int64_t in, std::int64_t k, int s, int p) { return (in + 2 * p - k) / s + 1; }
+
+/// y[n,o,y,x] = b[o] + sum_{c,i,j} W[o,c,i,j] x[n,c,y*s+i-p, x*s+j-p], zero outside the input.
+std::vector<double> conv_reference(const Tensor& x, const Tensor& w, const Tensor& b, int s, int p) {
+  const std::int64_t n = x.size(0), c = x.size(1), h = x.size(2), wd = x.size(3);
+  const std::int64_t oc = w.size(0), kh = w.size(2), kw = w.size(3);
+  const std::int64_t oh = out_extent(h, kh, s, p), ow = out_extent(wd, kw, s, p);
+  const auto vx = values(x), vw = values(w);
+  const std::vector<double> vb = b.defined() ? values(b) : std::vector<double>(static_cast<std::size_t>(oc), 0.0);
+  std::vector<double> y;
+  for (std::int64_t in = 0; in < n; ++in)
+    for (std::int64_t o = 0; o < oc; ++o)
+      for (std::int64_t oy = 0; oy < oh; ++oy)
+        for (std::int64_t ox = 0; ox < ow; ++ox) {
+          double acc = vb[static_cast<std::size_t>(o)];
+          for (std::int64_t ci = 0; ci < c; ++ci)
+            for (std::int64_t i = 0; i < kh; ++i)
+              for (std::int64_t j = 0; j < kw; ++j) {
+                const std::int64_t iy = oy * s + i - p, ix = ox * s + j - p;
+                if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
+                acc += vw[static_cast<std::size_t>(((o * c + ci) * kh + i) * kw + j)] *
+                       vx[static_cast<std::size_t>(((in * c + ci) * h + iy) * wd + ix)];
+              }
+          y.push_back(acc);
+        }
+  return y;
+}
+
+struct ThreadCountRestorer {
+  int saved = get_num_threads();
+  ~ThreadCountRestorer() { set_num_threads(saved); }
+};
+
+}  // namespace
+
+TEST_CASE("conv2d: forward matches a direct convolution loop", "[ops][conv2d]") {
+  for (const auto& k : kCases) {
+    INFO("x [" << k.n << "," << k.c << "," << k.h << "," << k.w << "] kernel " << k.kh << "x" << k.kw << " out "
+               << k.out_c << " stride " << k.stride << " padding " << k.padding);
+    const Tensor x = random_input({k.n, k.c, k.h, k.w}, 1, false);
+    const Tensor w = random_input({k.out_c, k.c, k.kh, k.kw}, 2, false);
+    const Tensor b = random_input({k.out_c}, 3, false);
+    const Tensor y = conv2d(x, w, b, k.stride, k.padding);
+    CHECK(y.shape() ==
+          Shape{k.n, k.out_c, out_extent(k.h, k.kh, k.stride, k.padding), out_extent(k.w, k.kw, k.stride, k.padding)});
+    check_close(y, conv_reference(x, w, b, k.stride, k.padding), 1e-13);
+    check_close(conv2d(x, w, Tensor(), k.stride, k.padding), conv_reference(x, w, Tensor(), k.stride, k.padding),
+                1e-13);
+    check_close(conv2d(x.to(DType::float32), w.to(DType::float32), b.to(DType::float32), k.stride, k.padding),
+                conv_reference(x, w, b, k.stride, k.padding), 1e-5);
+  }
+}
+
+TEST_CASE("conv2d: gradients of input, weight and bias match finite differences", "[ops][conv2d][gradcheck]") {
+  for (const auto& k : kCases) {
+    INFO("x [" << k.n << "," << k.c << "," << k.h << "," << k.w << "] kernel " << k.kh << "x" << k.kw << " out "
+               << k.out_c << " stride " << k.stride << " padding " << k.padding);
+    const auto fn = [&](std::span<const Tensor> in) { return conv2d(in[0], in[1], in[2], k.stride, k.padding); };
+    check_gradients(fn, {random_input({k.n, k.c, k.h, k.w}, 4), random_input({k.out_c, k.c, k.kh, k.kw}, 5),
+                         random_input({k.out_c}, 6)});
+    // Each gradient on its own: the kernel skips the ones not needed.
+    check_gradients(fn, {random_input({k.n, k.c, k.h, k.w}, 7), random_input({k.out_c, k.c, k.kh, k.kw}, 8, false),
+                         random_input({k.out_c}, 9, false)});
+    check_gradients(fn, {random_input({k.n, k.c, k.h, k.w}, 10, false), random_input({k.out_c, k.c, k.kh, k.kw}, 11),
+                         Tensor()});
+  }
+}
+
+TEST_CASE("conv2d: one and two threads give the reference values", "[ops][conv2d]") {
+  // With two threads a batch of 5 is split into two chunks whose weight gradients are summed.
+  ThreadCountRestorer restore;
+  const Tensor gy = random_input({5, 4, 4, 4}, 12, false);
+  std::vector<std::vector<double>> grads;
+  for (int threads : {1, 2}) {
+    INFO(threads << " threads");
+    set_num_threads(threads);
+    const Tensor x = random_input({5, 3, 8, 8}, 13);
+    const Tensor w = random_input({4, 3, 3, 3}, 14);
+    const Tensor b = random_input({4}, 15);
+    const Tensor y = conv2d(x, w, b, 2, 1);
+    check_close(y, conv_reference(x, w, b, 2, 1), 1e-13);
+    y.backward(gy);
+    for (const Tensor& t : {x, w, b}) grads.push_back(values(t.grad()));
+  }
+  for (std::size_t i = 0; i < 3; ++i) check_close(grads[i + 3], grads[i], 1e-13);
+}
+
+TEST_CASE("conv2d: misuse throws errors that name the problem", "[ops][conv2d][errors]") {
+  const Tensor x = zeros({2, 3, 8, 8});
+  const Tensor w = zeros({4, 3, 3, 3});
+  CHECK_THROWS_AS(conv2d(zeros({3, 8, 8}), w), ShapeError);
+  CHECK_THROWS_WITH(conv2d(zeros({3, 8, 8}), w),
+                    Catch::Contains("conv2d") && Catch::Contains("input of rank 4") && Catch::Contains("[3, 8, 8]"));
+  CHECK_THROWS_AS(conv2d(x, zeros({4, 3, 3})), ShapeError);
+  CHECK_THROWS_WITH(conv2d(x, zeros({4, 3, 3})), Catch::Contains("weight of rank 4"));
+  CHECK_THROWS_AS(conv2d(x, zeros({4, 2, 3, 3})), ShapeError);
+  CHECK_THROWS_WITH(conv2d(x, zeros({4, 2, 3, 3})),
+                    Catch::Contains("input has 3 channels") && Catch::Contains("weight expects 2"));
+  CHECK_THROWS_AS(conv2d(x, zeros({4, 3, 0, 3})), ShapeError);
+  CHECK_THROWS_WITH(conv2d(x, zeros({4, 3, 3, 0})), Catch::Contains("weight of shape [4, 3, 3, 0] has an empty kernel"));
+  CHECK_THROWS_AS(conv2d(x, w, Tensor(), 0), ValueError);
+  CHECK_THROWS_WITH(conv2d(x, w, Tensor(), 0), Catch::Contains("stride must be >= 1, got 0"));
+  CHECK_THROWS_AS(conv2d(x, w, Tensor(), -2), ValueError);
+  CHECK_THROWS_AS(conv2d(x, w, Tensor(), 1, -1), ValueError);
+  CHECK_THROWS_WITH(conv2d(x, w, Tensor(), 1, -1), Catch::Contains("padding must be >= 0, got -1"));
+  CHECK_THROWS_AS(conv2d(zeros({1, 3, 2, 8}), w), ShapeError);
+  CHECK_THROWS_WITH(conv2d(zeros({1, 3, 2, 8}), w),
+                    Catch::Contains("kernel 3x3 is larger than the padded input 2x8"));
+  CHECK_THROWS_AS(conv2d(zeros({1, 3, 4, 4}), zeros({1, 3, 7, 7}), Tensor(), 1, 1), ShapeError);
+  CHECK_THROWS_WITH(conv2d(zeros({1, 3, 4, 4}), zeros({1, 3, 7, 7}), Tensor(), 1, 1),
+                    Catch::Contains("larger than the padded input 6x6"));
+  CHECK_THROWS_AS(conv2d(x, w, zeros({3})), ShapeError);
+  CHECK_THROWS_WITH(conv2d(x, w, zeros({3})), Catch::Contains("bias has shape [3], expected [4]"));
+  CHECK_THROWS_AS(conv2d(x, zeros({4, 3, 3, 3}, {.dtype = DType::float64})), TypeError);
+  CHECK_THROWS_WITH(conv2d(x, zeros({4, 3, 3, 3}, {.dtype = DType::float64})),
+                    Catch::Contains("weight is float64 but the input is float32"));
+  CHECK_THROWS_AS(conv2d(zeros({2, 3, 8, 8}, {.dtype = DType::int32}), w), TypeError);
+}
