@@ -14,8 +14,8 @@ namespace mnist {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;      ///< any other error (message on stderr)
 inline constexpr int kExitBadInput = 2;   ///< an argument the run cannot use (e.g. WORLD_SIZE)
-inline constexpr int kExitDataError = 3;  ///< data set missing, corrupt or not obtainable
-inline constexpr int kExitFileError = 4;  ///< model or checkpoint file unreadable or mismatched
+inline constexpr int kExitDataError = 3;  ///< data set not obtainable (no source worked, checksum mismatch)
+inline constexpr int kExitFileError = 4;  ///< a data, model or checkpoint file unreadable, corrupt or mismatched
 
 /// Runs `body`, turning exceptions into a message on stderr and an exit code.
 template <class F>
@@ -23,12 +23,6 @@ int run_guarded(F&& body) {
   try {
     return body();
   } catch (const tinynet::data::FetchError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return kExitDataError;
-  } catch (const tinynet::data::FileError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return kExitDataError;
-  } catch (const tinynet::data::FormatError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return kExitDataError;
   } catch (const tinynet::data::ChecksumError& e) {

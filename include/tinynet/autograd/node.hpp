@@ -37,6 +37,12 @@ struct Edge {
 struct GradSlot {
   Tensor grad;
   bool accumulate = false;
+
+  /// The gradient's data, or null when the input needs no gradient (kernels skip it).
+  template <typename T>
+  T* data_or_null() const {
+    return grad.defined() ? grad.data<T>() : nullptr;
+  }
 };
 
 class Node {

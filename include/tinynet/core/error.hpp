@@ -35,6 +35,20 @@ class ValueError : public Error {
   using Error::Error;
 };
 
+/// A file the operating system would not open, read, write, fsync or rename; the message
+/// holds the path and the system's reason.
+class FileError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A file whose bytes are not what they claim to be (bad magic, truncated, oversized,
+/// corrupt, malformed); the message names the file and what is wrong.
+class FormatError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// Tensors with an unsupported or mismatched dtype or device.
 class TypeError : public Error {
  public:

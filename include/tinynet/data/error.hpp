@@ -7,18 +7,10 @@
 
 namespace tinynet::data {
 
-/// A file that cannot be found, opened or read.
-class FileError : public Error {
- public:
-  using Error::Error;
-};
-
-/// A file whose content is not what it claims to be: bad IDX magic, wrong element type
-/// or rank, truncated or oversized data, corrupt gzip, an HTML page, labels out of range.
-class FormatError : public Error {
- public:
-  using Error::Error;
-};
+// FileError and FormatError (core/error.hpp) report a missing, unreadable or malformed
+// file; these two are the data layer's own.
+using tinynet::FileError;
+using tinynet::FormatError;
 
 /// A file whose content does not have the MD5 it must have.
 class ChecksumError : public Error {

@@ -10,19 +10,9 @@
 
 namespace tinynet {
 
-/// The operating system refused: open, read, write, fsync or rename failed.
-/// The message holds the path and strerror's text.
-class FileError : public Error {
- public:
-  using Error::Error;
-};
-
-/// The bytes are not a valid tinynet file: wrong magic, unknown version or kind,
-/// truncated, checksum mismatch, or a malformed entry (size, rank, dtype, name).
-class FormatError : public Error {
- public:
-  using Error::Error;
-};
+// FileError (the OS refused) and FormatError (not a valid tinynet file: wrong magic,
+// unknown version or kind, truncated, checksum mismatch, malformed entry) are in
+// core/error.hpp, shared with the data layer.
 
 /// A file's entries do not fit the object loading them: a missing or unexpected entry,
 /// or a shape or dtype mismatch. The message lists every problem, each naming its tensor.

@@ -16,7 +16,11 @@ namespace ops::detail {
 class BatchNormNode final : public autograd::Node {
  public:
   BatchNormNode(Tensor x, Tensor mean, Tensor invstd, Tensor w, backend::cpu::BatchNormGeometry g, bool training)
-      : x_(std::move(x)), mean_(std::move(mean)), invstd_(std::move(invstd)), w_(std::move(w)), g_(g),
+      : x_(std::move(x)),
+        mean_(std::move(mean)),
+        invstd_(std::move(invstd)),
+        w_(std::move(w)),
+        g_(g),
         training_(training) {}
   const char* name() const override { return "batch_norm"; }
   void release() override { x_ = mean_ = invstd_ = w_ = Tensor(); }
@@ -26,10 +30,10 @@ class BatchNormNode final : public autograd::Node {
     if (needs_input_grad(1)) sw = input_grad(1);
     if (needs_input_grad(2)) sb = input_grad(2);
     dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
-      auto ptr = [](const autograd::GradSlot& s) { return s.grad.defined() ? s.grad.data<T>() : nullptr; };
       backend::cpu::batch_norm_backward(g_, x_.data<T>(), mean_.data<T>(), invstd_.data<T>(),
-                                        w_.defined() ? w_.data<T>() : nullptr, gy.data<T>(), training_, ptr(sx),
-                                        sx.accumulate, ptr(sw), sw.accumulate, ptr(sb), sb.accumulate);
+                                        w_.defined() ? w_.data<T>() : nullptr, gy.data<T>(), training_,
+                                        sx.template data_or_null<T>(), sx.accumulate, sw.template data_or_null<T>(),
+                                        sw.accumulate, sb.template data_or_null<T>(), sb.accumulate);
     });
   }
 

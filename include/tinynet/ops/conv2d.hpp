@@ -17,12 +17,13 @@ inline backend::cpu::Conv2dGeometry conv2d_geometry(const Tensor& x, const Tenso
   TINYNET_CHECK(ValueError, stride >= 1, "conv2d: stride must be >= 1, got ", stride);
   TINYNET_CHECK(ValueError, padding >= 0, "conv2d: padding must be >= 0, got ", padding);
   TINYNET_CHECK(ShapeError, x.size(1) == w.size(1), "conv2d: input has ", x.size(1), " channels (shape ", x.shape(),
-                    ") but weight expects ", w.size(1), " (shape ", w.shape(), ")");
+                ") but weight expects ", w.size(1), " (shape ", w.shape(), ")");
   backend::cpu::Conv2dGeometry g{x.size(0), x.size(1), x.size(2), x.size(3), w.size(0), w.size(2), w.size(3),
                                  stride,    stride,    padding,   padding,   0,         0};
   const std::int64_t hp = g.h + 2 * g.ph, wp = g.w + 2 * g.pw;
-  TINYNET_CHECK(ShapeError, g.kh <= hp && g.kw <= wp, "conv2d: kernel ", g.kh, "x", g.kw, " is larger than the padded input ",
-                    hp, "x", wp, " (input shape ", x.shape(), ", padding ", padding, ")");
+  TINYNET_CHECK(ShapeError, g.kh <= hp && g.kw <= wp, "conv2d: kernel ", g.kh, "x", g.kw,
+                " is larger than the padded input ", hp, "x", wp, " (input shape ", x.shape(), ", padding ", padding,
+                ")");
   g.oh = (hp - g.kh) / g.sh + 1;
   g.ow = (wp - g.kw) / g.sw + 1;
   return g;
@@ -43,9 +44,9 @@ class Conv2dNode final : public autograd::Node {
     if (needs_input_grad(1)) sw = input_grad(1);
     if (needs_input_grad(2)) sb = input_grad(2);
     dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
-      auto ptr = [](const autograd::GradSlot& s) { return s.grad.defined() ? s.grad.data<T>() : nullptr; };
-      backend::cpu::conv2d_backward(g_, x_.data<T>(), w_.data<T>(), gy.data<T>(), ptr(sx), sx.accumulate, ptr(sw),
-                                    sw.accumulate, ptr(sb), sb.accumulate, scratch.data<T>());
+      backend::cpu::conv2d_backward(g_, x_.data<T>(), w_.data<T>(), gy.data<T>(), sx.template data_or_null<T>(),
+                                    sx.accumulate, sw.template data_or_null<T>(), sw.accumulate,
+                                    sb.template data_or_null<T>(), sb.accumulate, scratch.data<T>());
     });
   }
 
@@ -69,7 +70,7 @@ inline Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias =
   if (bias.defined()) {
     check_same_kind("conv2d", x, bias, "bias");
     TINYNET_CHECK(ShapeError, bias.shape() == Shape{g.out_c}, "conv2d: bias has shape ", bias.shape(), ", expected [",
-                      g.out_c, "]");
+                  g.out_c, "]");
   }
   Tensor y = new_output(Shape{g.n, g.out_c, g.oh, g.ow}, x);
   Tensor scratch = empty(Shape{backend::cpu::conv_chunks(g.n) * g.col_size()}, x.options());
