@@ -139,6 +139,7 @@ int evaluate(const Options& o, Model model) {
 
 int run(const Options& o) {
   if (o.threads > 0) set_num_threads(o.threads);
+  set_flush_denormal(!o.keep_denormals);
   const ThreadSource env = threads_from_environment();
   std::fprintf(stderr, "tinynet mnist: model %s, optimizer %s, %d threads (%s), CPU\n", o.model.c_str(),
                o.optimizer.c_str(), get_num_threads(), o.threads > 0 ? "--threads" : env.source);

@@ -8,6 +8,7 @@
 #include "tinynet/core/device.hpp"
 #include "tinynet/core/dtype.hpp"
 #include "tinynet/core/error.hpp"
+#include "tinynet/core/fp_mode.hpp"
 #include "tinynet/core/random.hpp"
 #include "tinynet/core/shape.hpp"
 #include "tinynet/core/state_dict.hpp"

@@ -20,3 +20,10 @@ run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/find_package_consumer -B ${WORK_D
     -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release)
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/consumer-build)
 run(${WORK_DIR}/consumer-build/consumer)
+
+# The same program with tinynet added by add_subdirectory (its tests and examples are off
+# there: it is not the top-level project).
+run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install/subdirectory_consumer -B ${WORK_DIR}/subdirectory-build
+    -G ${GENERATOR} -DTINYNET_SOURCE_DIR=${SOURCE_DIR} -DCMAKE_BUILD_TYPE=Release)
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/subdirectory-build)
+run(${WORK_DIR}/subdirectory-build/consumer)

@@ -1,6 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <tinynet/io/io.hpp>
 #include <tinynet/tinynet.hpp>
+
+#include <cstring>
+#include <filesystem>
 
 using namespace tinynet;
 using namespace tinynet::nn;
@@ -140,4 +144,20 @@ TEST_CASE("state_dict round trip and load errors name the entry", "[nn][module][
   StateDict wrong_dtype;
   for (const auto& [n, t] : a.state_dict()) wrong_dtype.insert(n, n == "conv1.bias" ? t.to(DType::float64) : t);
   CHECK_THROWS_WITH(b.load_state_dict(wrong_dtype), Catch::Contains("conv1.bias") && Catch::Contains("float64"));
+}
+
+TEST_CASE("free-form model: saved to a file and loaded into a fresh model", "[nn][module][io]") {
+  const auto path = std::filesystem::temp_directory_path() / "tinynet-test-freeform.tnet";
+  manual_seed(21);
+  Net a;
+  save(a, path);
+  manual_seed(22);
+  Net b;
+  load(b, path);
+  for (const auto& [name, t] : a.state_dict()) {
+    INFO(name);
+    const Tensor& u = b.state_dict().at(name);
+    CHECK(std::memcmp(t.raw_data(), u.raw_data(), t.nbytes()) == 0);
+  }
+  std::filesystem::remove(path);
 }

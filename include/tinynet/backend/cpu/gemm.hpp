@@ -45,6 +45,7 @@ void gemm_block(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std:
 template <typename T>
 void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
           std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc, bool parallel = true) {
+  tinynet::detail::apply_fp_mode();
   // Below ~4 MFLOP one thread finishes before a second would start paying off.
   const bool split = parallel && m * n * k > (std::int64_t{1} << 21) && get_num_threads() > 1;
   if (!split) {

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "tinynet/core/fp_mode.hpp"
 #include "tinynet/core/threading.hpp"
 
 namespace tinynet::backend::cpu {
@@ -28,13 +29,16 @@ template <typename Body>
 void parallel_for(std::int64_t n, std::int64_t grain, Body&& body) {
   if (n <= 0) return;
   if (grain < 1) grain = 1;
+  tinynet::detail::apply_fp_mode();
   if (n <= grain) {
     body(std::int64_t{0}, n);
     return;
   }
   detail::ensure_thread_setting();
-  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, n, grain),
-                    [&](const tbb::blocked_range<std::int64_t>& r) { body(r.begin(), r.end()); });
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, n, grain), [&](const tbb::blocked_range<std::int64_t>& r) {
+    tinynet::detail::apply_fp_mode();
+    body(r.begin(), r.end());
+  });
 }
 
 /// Elements per chunk for cheap elementwise loops: below this, threading costs more than it saves.
