@@ -1,0 +1,128 @@
+#!/usr/bin/python3
+"""PyTorch's side of bench/run.py: the same training work as train_bench (the MNIST example's
+networks on real MNIST held in memory, the same batches, warm-up then timed batches), or
+an SGEMM through PyTorch's BLAS; prints one JSON object.
+
+  /usr/bin/python3 bench/pytorch_bench.py --model net --threads 2 --batches 100 --data-dir DIR [--tuned]
+  /usr/bin/python3 bench/pytorch_bench.py --sgemm 2048 --threads 2 --tuned
+
+--tuned keeps OpenBLAS from starting threads of its own next to PyTorch's
+(OPENBLAS_NUM_THREADS=1), which is how PyTorch 1.13 from Debian is fastest on few cores."""
+import argparse
+import gzip
+import json
+import os
+import pathlib
+import resource
+import sys
+import time
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model", default="net", choices=["net", "lenet"])
+parser.add_argument("--threads", type=int, default=2)
+parser.add_argument("--batches", type=int, default=100)
+parser.add_argument("--warmup", type=int, default=10)
+parser.add_argument("--data-dir", default="data")
+parser.add_argument("--tuned", action="store_true")
+parser.add_argument("--sgemm", type=int, default=0)
+args = parser.parse_args()
+if args.tuned and os.environ.get("OPENBLAS_NUM_THREADS") != "1":
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    os.execv(sys.executable, [sys.executable, *sys.argv])
+
+import numpy as np  # noqa: E402  (imported after the re-exec above)
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+torch.set_num_threads(args.threads)
+torch.manual_seed(1)
+impl = "pytorch-tuned" if args.tuned else "pytorch"
+
+if args.sgemm:
+    n = args.sgemm
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    torch.mm(a, b)
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        torch.mm(a, b)
+        times.append(time.perf_counter() - t0)
+    best = min(times)
+    print(json.dumps({"impl": impl, "sgemm": n, "threads": args.threads, "gflops": round(2 * n ** 3 / best / 1e9, 1)}))
+    sys.exit(0)
+
+
+def read_idx(path):
+    raw = gzip.open(path).read() if path.suffix == ".gz" else path.read_bytes()
+    ndim = raw[3]
+    dims = [int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
+    return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
+
+
+def find(folder, name):
+    for candidate in (folder / name, folder / (name + ".gz")):
+        if candidate.exists():
+            return candidate
+    sys.exit(f"missing {name} in {folder}")
+
+
+folder = pathlib.Path(args.data_dir) / "mnist"
+images = torch.from_numpy(read_idx(find(folder, "train-images-idx3-ubyte")).astype(np.float32) / 255.0)
+images = ((images - 0.1307) / 0.3081).unsqueeze(1).contiguous()
+labels = torch.from_numpy(read_idx(find(folder, "train-labels-idx1-ubyte")).astype(np.int64))
+
+
+class Net(nn.Module):  # PyTorch's MNIST example network
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.conv2 = nn.Conv2d(1, 32, 3, 1), nn.Conv2d(32, 64, 3, 1)
+        self.dropout1, self.dropout2 = nn.Dropout(0.25), nn.Dropout(0.5)
+        self.fc1, self.fc2 = nn.Linear(9216, 128), nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv2(F.relu(self.conv1(x)))), 2)
+        x = self.dropout2(F.relu(self.fc1(torch.flatten(self.dropout1(x), 1))))
+        return F.log_softmax(self.fc2(x), dim=1)
+
+
+class LeNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.conv2 = nn.Conv2d(1, 20, 5, 1), nn.Conv2d(20, 50, 5, 1)
+        self.fc1, self.fc2 = nn.Linear(800, 500), nn.Linear(500, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv2(F.max_pool2d(F.relu(self.conv1(x)), 2))), 2)
+        return F.log_softmax(self.fc2(F.relu(self.fc1(torch.flatten(x, 1)))), dim=1)
+
+
+if args.model == "net":
+    model, batch, macs = Net(), 64, 32 * 9 * 26 * 26 + 64 * 32 * 9 * 24 * 24 + 9216 * 128 + 128 * 10
+    opt = torch.optim.Adadelta(model.parameters(), lr=1.0)
+else:
+    model, batch, macs = LeNet(), 100, 20 * 25 * 24 * 24 + 50 * 20 * 25 * 8 * 8 + 800 * 500 + 500 * 10
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+model.train()
+n = len(images)
+
+
+def step(s):
+    idx = torch.arange(s * batch, (s + 1) * batch) % n  # the same samples train_bench uses
+    opt.zero_grad()
+    F.nll_loss(model(images[idx]), labels[idx]).backward()
+    opt.step()
+
+
+for s in range(args.warmup):
+    step(s)
+t0 = time.perf_counter()
+for s in range(args.warmup, args.warmup + args.batches):
+    step(s)
+secs = time.perf_counter() - t0
+imgs = args.batches * batch
+print(json.dumps({
+    "impl": impl, "model": args.model, "threads": torch.get_num_threads(), "batch": batch, "batches": args.batches,
+    "seconds": round(secs, 4), "images_per_s": round(imgs / secs, 1), "gflops": round(imgs * 6 * macs / secs / 1e9, 2),
+    "epoch_s": round(60000 / (imgs / secs), 2),
+    "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))

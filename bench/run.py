@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""One command for the side-by-side CPU benchmark: tinynet and PyTorch (as installed, and
+tuned) train the MNIST example's networks on the same batches, alternating, several
+repetitions, for 1 and 2 threads; plus the SGEMM ceiling through Eigen and through
+PyTorch's OpenBLAS. Prints a table of medians with ratios and writes every figure and the
+machine description to a JSON file.
+
+  python3 bench/run.py --build-dir build/release --data-dir ../shared/data [--reps 3] [--out bench.json]
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--build-dir", default="build/release")
+parser.add_argument("--data-dir", default="data")
+parser.add_argument("--reps", type=int, default=3)
+parser.add_argument("--batches", type=int, default=100, help="timed batches per run (after warm-up)")
+parser.add_argument("--warmup", type=int, default=10)
+parser.add_argument("--threads", default="1,2")
+parser.add_argument("--models", default="net,lenet")
+parser.add_argument("--out", default="bench-results.json")
+args = parser.parse_args()
+
+here = os.path.dirname(os.path.abspath(__file__))
+tinynet_bin = os.path.join(args.build_dir, "bench", "train_bench")
+torch_py = ["/usr/bin/python3", os.path.join(here, "pytorch_bench.py")]
+if not os.path.exists(tinynet_bin):
+    sys.exit(f"{tinynet_bin} not found: configure with -DTINYNET_BUILD_BENCH=ON and build target train_bench")
+
+
+def run(cmd, env=None):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True,
+                         env=None if env is None else {**os.environ, **env}).stdout.strip().splitlines()[-1]
+    return json.loads(out)
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor()
+
+
+results = {"machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "platform": platform.platform()},
+           "settings": vars(args), "runs": []}
+threads = [int(t) for t in args.threads.split(",")]
+models = args.models.split(",")
+impls = {
+    "tinynet": lambda m, t: [tinynet_bin, "--model", m, "--threads", str(t), "--batches", str(args.batches),
+                             "--warmup", str(args.warmup), "--data-dir", args.data_dir],
+    "pytorch": lambda m, t: torch_py + ["--model", m, "--threads", str(t), "--batches", str(args.batches),
+                                        "--warmup", str(args.warmup), "--data-dir", args.data_dir],
+    "pytorch-tuned": lambda m, t: torch_py + ["--model", m, "--threads", str(t), "--batches", str(args.batches),
+                                              "--warmup", str(args.warmup), "--data-dir", args.data_dir, "--tuned"],
+}
+for t in threads:
+    for rep in range(args.reps):
+        for m in models:
+            for name, cmd in impls.items():  # alternate implementations within each repetition
+                r = run(cmd(m, t))
+                r["impl"], r["rep"] = name, rep
+                results["runs"].append(r)
+                print(f"  {name:14s} {m:6s} {t} threads rep {rep}: {r['images_per_s']:8.0f} images/s", file=sys.stderr)
+    # The ceiling: one big SGEMM through Eigen (tinynet's GEMM) and through PyTorch's BLAS
+    # (OpenBLAS), each with t threads of its own.
+    for name, cmd, env in (("eigen", [tinynet_bin, "--sgemm", "2048", "--threads", str(t)], None),
+                           ("openblas", torch_py + ["--sgemm", "2048", "--threads", str(t)],
+                            {"OPENBLAS_NUM_THREADS": str(t)})):
+        r = run(cmd, env)
+        r["impl"] = name
+        results.setdefault("sgemm", []).append(r)
+
+
+def median(impl, model, t, key="images_per_s"):
+    vals = [r[key] for r in results["runs"] if r["impl"] == impl and r["model"] == model and r["threads"] == t]
+    return statistics.median(vals) if vals else float("nan")
+
+
+print(f"\nMedians of {args.reps} runs, {args.batches} timed batches each, real MNIST in memory")
+print(f"{'model':6s} {'threads':>7s} {'tinynet img/s':>14s} {'PyTorch':>9s} {'tuned':>9s} {'time ratio':>10s} "
+      f"{'epoch s':>8s} {'GFLOP/s':>8s} {'of SGEMM':>8s} {'RSS MB':>7s} {'torch RSS':>9s}")
+table = []
+for t in threads:
+    ceiling = max(s["gflops"] for s in results["sgemm"] if s["threads"] == t)
+    for m in models:
+        ours = median("tinynet", m, t)
+        best_torch = max(median("pytorch", m, t), median("pytorch-tuned", m, t))
+        row = {"model": m, "threads": t, "tinynet_images_per_s": ours,
+               "pytorch_images_per_s": median("pytorch", m, t),
+               "pytorch_tuned_images_per_s": median("pytorch-tuned", m, t),
+               "time_ratio_vs_best_pytorch": best_torch / ours,
+               "tinynet_epoch_s": median("tinynet", m, t, "epoch_s"),
+               "tinynet_gflops": median("tinynet", m, t, "gflops"),
+               "fraction_of_sgemm_ceiling": median("tinynet", m, t, "gflops") / ceiling,
+               "tinynet_max_rss_mb": median("tinynet", m, t, "max_rss_mb"),
+               "pytorch_max_rss_mb": median("pytorch-tuned", m, t, "max_rss_mb")}
+        table.append(row)
+        print(f"{m:6s} {t:7d} {ours:14.0f} {row['pytorch_images_per_s']:9.0f} {row['pytorch_tuned_images_per_s']:9.0f} "
+              f"{row['time_ratio_vs_best_pytorch']:10.2f} {row['tinynet_epoch_s']:8.1f} {row['tinynet_gflops']:8.1f} "
+              f"{row['fraction_of_sgemm_ceiling']:8.0%} {row['tinynet_max_rss_mb']:7.0f} {row['pytorch_max_rss_mb']:9.0f}")
+for s in results["sgemm"]:
+    print(f"SGEMM 2048 through {s['impl']:8s} {s['threads']} threads: {s['gflops']:.1f} GFLOP/s")
+print("time ratio = tinynet time / the faster PyTorch's time (< 1: tinynet is faster)")
+results["table"] = table
+with open(args.out, "w") as f:
+    json.dump(results, f, indent=1)
+print(f"wrote {args.out}")
