@@ -17,32 +17,28 @@ inline constexpr int kExitBadInput = 2;   ///< an argument the run cannot use (e
 inline constexpr int kExitDataError = 3;  ///< data set not obtainable (no source worked, checksum mismatch)
 inline constexpr int kExitFileError = 4;  ///< a data, model or checkpoint file unreadable, corrupt or mismatched
 
-/// Runs `body`, turning exceptions into a message on stderr and an exit code.
+/// Whether `e` is one of the types Ts.
+template <class... Ts>
+bool is_any(const std::exception& e) {
+  return ((dynamic_cast<const Ts*>(&e) != nullptr) || ...);
+}
+
+/// The exit code for an error that ended the run.
+inline int exit_code_for(const std::exception& e) {
+  if (is_any<tinynet::data::FetchError, tinynet::data::ChecksumError>(e)) return kExitDataError;
+  if (is_any<tinynet::FileError, tinynet::FormatError, tinynet::StateDictError>(e)) return kExitFileError;
+  if (is_any<tinynet::ValueError>(e)) return kExitBadInput;
+  return kExitError;
+}
+
+/// Runs `body`, turning an exception into a message on stderr and an exit code.
 template <class F>
 int run_guarded(F&& body) {
   try {
     return body();
-  } catch (const tinynet::data::FetchError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return kExitDataError;
-  } catch (const tinynet::data::ChecksumError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return kExitDataError;
-  } catch (const tinynet::FileError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return kExitFileError;
-  } catch (const tinynet::FormatError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return kExitFileError;
-  } catch (const tinynet::StateDictError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return kExitFileError;
-  } catch (const tinynet::ValueError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return kExitBadInput;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
-    return kExitError;
+    return exit_code_for(e);
   }
 }
 
