@@ -12,7 +12,7 @@ using namespace tinynet;
 using Net = nn::Sequential<nn::Input<1, 28, 28>, nn::Conv2d<32, 3>, nn::ReLU, nn::MaxPool2d<2>,
                            nn::Flatten, nn::Linear<128>, nn::ReLU, nn::Linear<10>, nn::LogSoftmax>;
 
-int main() {
+Net train_one_epoch() {
   manual_seed(1);
   Net net;  // shapes checked at compile time; 693,962 parameters
   optim::Adadelta optimizer(net.parameters(), {.lr = 1.0});
@@ -25,8 +25,14 @@ int main() {
     optimizer.step();
   }
   save(net, "net.tnet");
-  // [readme]
-  static_assert(Net::parameter_count == 693'962);
+  return net;
+}
+// [readme]
+
+static_assert(Net::parameter_count == 693'962);
+
+int main() {
+  Net net = train_one_epoch();
   net.eval();
   NoGradGuard no_grad;
   const data::MNIST test("data", {.train = false, .transform = data::MNIST::normalize()});
