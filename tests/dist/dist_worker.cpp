@@ -6,7 +6,7 @@
 //   mismatch BAD_RANK    BAD_RANK builds a different model: DDP must refuse at start-up
 //   buckets BAD_RANK     BAD_RANK uses a different bucket size
 //   join                 rendezvous and a barrier only
-// Flags after the mode: --timeout SECONDS (default 20). Errors exit with the MNIST
+// Flags after the mode: --timeout SECONDS (default 20), --init METHOD (default env://). Errors exit with the MNIST
 // example's exit codes (exit_codes.hpp), so the tests check that mapping too.
 
 #include <tinynet/dist/dist.hpp>
@@ -205,19 +205,23 @@ int run(int argc, char** argv) {
   if (argc < 2) throw ValueError("usage: dist_worker MODE [ARGS] [--timeout SECONDS]");
   std::vector<std::string> args(argv + 1, argv + argc);
   double timeout_s = 20;
-  for (std::size_t i = 0; i + 1 < args.size(); ++i)
-    if (args[i] == "--timeout") {
-      timeout_s = std::stod(args[i + 1]);
-      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
-      break;
+  std::string init = "env://";
+  for (std::size_t i = 0; i + 1 < args.size();) {
+    if (args[i] != "--timeout" && args[i] != "--init") {
+      ++i;
+      continue;
     }
+    if (args[i] == "--timeout") timeout_s = std::stod(args[i + 1]);
+    else init = args[i + 1];
+    args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+  }
   set_num_threads(1);
   const std::string mode = args[0];
   auto arg = [&](std::size_t i) -> const std::string& {
     if (i >= args.size()) throw ValueError("dist_worker " + mode + ": missing argument " + std::to_string(i));
     return args[i];
   };
-  auto pg = dist::init_process_group("gloo", "env://",
+  auto pg = dist::init_process_group("gloo", init,
                                      std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000)));
   if (mode == "collectives") return collectives(*pg);
   if (mode == "ddp") {

@@ -247,6 +247,23 @@ def torch_store(worker):
     print("torch 1.13 TCPStore: tinynet ranks joined through its server; its client used tinynet's server")
 
 
+def file_store(worker):
+    """file:// rendezvous through a directory (no MASTER_ADDR/PORT), then the same directory
+    again: a stale store must be refused, not half-read."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "rdzv")
+        no_master = {"MASTER_ADDR": "", "MASTER_PORT": ""}
+        procs = launch([worker, "collectives", "--init", "file://" + path], 2, 0, extra_env=no_master)
+        codes = finish(procs)
+        expect(codes == [0, 0], f"exit codes {codes} with file://", procs)
+        procs = launch([worker, "join", "--timeout", "5", "--init", "file://" + path], 2, 0, extra_env=no_master)
+        codes = finish(procs)
+        expect(all(c == 2 for c in codes), f"exit codes {codes} reusing a file:// store, expected 2", procs)
+        expect("earlier run" in procs[0].err + procs[1].err, "stale store not named", procs)
+        print(procs[0].err + procs[1].err)
+
+
 def main():
     scenario, worker = sys.argv[1], sys.argv[2]
     mnist_codes = {"bad_input": 2, "peer_lost": 200, "timeout": 201}
@@ -278,6 +295,8 @@ def main():
     elif scenario == "bad-env":
         start_up_error(worker, 2, ["join"], (2,), "MASTER_PORT='abc' is not an integer", extra_env={"MASTER_PORT": "abc"})
         start_up_error(worker, 1, ["join"], (2,), "RANK=1 is not below WORLD_SIZE=1", ranks=[1])
+    elif scenario == "file-store":
+        file_store(worker)
     elif scenario == "hostile":
         hostile(worker)
     elif scenario == "torch-store":
