@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "distributed.hpp"
 #include "exit_codes.hpp"
 #include "format.hpp"
 #include "models.hpp"
@@ -70,14 +71,15 @@ void test(Model& model, data::DataLoader<data::MNIST>& loader) {
 }
 
 template <class Model>
-int train(const Options& o, Model model) {
+int train(const Options& o, const Distributed& dist, Model model) {
   const Clock::time_point load_start = Clock::now();
-  data::DataLoader train_loader(load_split(o, true), {.batch_size = o.batch_size, .shuffle = true, .seed = o.seed});
+  auto train_loader = make_train_loader(o, dist, load_split(o, true));
   data::DataLoader test_loader(load_split(o, false), {.batch_size = o.test_batch_size});
   std::fprintf(stderr, "Loaded %s: %lld training and %lld test images in %.1f s\n", o.dataset.c_str(),
                static_cast<long long>(train_loader.dataset().size()),
                static_cast<long long>(test_loader.dataset().size()), seconds_since(load_start));
 
+  const auto ddp = make_ddp(model, dist);  // gradients averaged over ranks during backward
   auto optimizer = make_optimizer(o, model.parameters());
   optim::StepLR scheduler(*optimizer, 1, o.gamma);
 
@@ -103,7 +105,7 @@ int train(const Options& o, Model model) {
       loss.backward();
       optimizer->step();
       images += batch.target.numel();
-      if (batch_idx % o.log_interval == 0) {
+      if (batch_idx % o.log_interval == 0 && dist.is_main()) {
         std::printf("Epoch: %d (%s) - Loss: %s\n", epoch,
                     percentage(static_cast<double>(batch_idx) / static_cast<double>(batches)).c_str(),
                     python_repr(loss.item<float>()).c_str());
@@ -113,16 +115,17 @@ int train(const Options& o, Model model) {
     }
     const double train_s = seconds_since(start);
     const Clock::time_point test_start = Clock::now();
-    test(model, test_loader);
-    std::fprintf(stderr, "Epoch %d: trained in %.2f s (%.0f images/s), tested in %.2f s\n", epoch, train_s,
-                 static_cast<double>(images) / train_s, seconds_since(test_start));
+    if (dist.is_main()) test(model, test_loader);
+    std::fprintf(stderr, "%sEpoch %d: trained in %.2f s (%.0f images/s), tested in %.2f s\n", dist.prefix().c_str(),
+                 epoch, train_s, static_cast<double>(images) / train_s, seconds_since(test_start));
     scheduler.step();
-    if (!checkpoint.empty()) {
+    if (!checkpoint.empty() && dist.is_main()) {
       fs::create_directories(checkpoint.parent_path());
       save_checkpoint(checkpoint, model, *optimizer, scheduler, default_generator(), {.epoch = epoch, .step = 0});
     }
   }
-  if (o.save_model) {
+  finish_distributed(dist);
+  if (o.save_model && dist.is_main()) {
     save(model, o.model_path);
     std::fprintf(stderr, "Saved the model to %s\n", o.model_path.c_str());
   }
@@ -141,16 +144,13 @@ int run(const Options& o) {
   if (o.threads > 0) set_num_threads(o.threads);
   set_flush_denormal(!o.keep_denormals);
   const ThreadSource env = threads_from_environment();
-  std::fprintf(stderr, "tinynet mnist: model %s, optimizer %s, %d threads (%s), CPU\n", o.model.c_str(),
-               o.optimizer.c_str(), get_num_threads(), o.threads > 0 ? "--threads" : env.source);
-  if (!o.no_cuda) std::fprintf(stderr, "This build has no CUDA backend; training on the CPU\n");
-  if (const char* ws = std::getenv("WORLD_SIZE"); ws != nullptr && std::string(ws) != "1")
-    throw ValueError(std::string("WORLD_SIZE=") + ws +
-                     " asks for data-parallel training, which this build of the example does not support yet; "
-                     "run a single process (unset WORLD_SIZE)");
+  const Distributed dist = o.evaluate.empty() ? init_distributed(o) : Distributed{};
+  std::fprintf(stderr, "%stinynet mnist: model %s, optimizer %s, %d threads (%s), CPU\n", dist.prefix().c_str(),
+               o.model.c_str(), o.optimizer.c_str(), get_num_threads(), o.threads > 0 ? "--threads" : env.source);
+  if (!o.no_cuda && dist.is_main()) std::fprintf(stderr, "This build has no CUDA backend; training on the CPU\n");
   manual_seed(o.seed);
-  if (o.model == "lenet") return o.evaluate.empty() ? train(o, make_lenet()) : evaluate(o, make_lenet());
-  return o.evaluate.empty() ? train(o, make_net()) : evaluate(o, make_net());
+  if (o.model == "lenet") return o.evaluate.empty() ? train(o, dist, make_lenet()) : evaluate(o, make_lenet());
+  return o.evaluate.empty() ? train(o, dist, make_net()) : evaluate(o, make_net());
 }
 
 }  // namespace mnist
