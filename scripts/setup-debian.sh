@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages tinynet needs to build, test and train.
 # Idempotent: apt runs only when a package is missing. Nothing is downloaded from
-# anywhere but Debian's archive. With --bench it also installs what bench/ compares
-# against: PyTorch (python3-torch) on OpenBLAS, the BLAS PyTorch's published timings use
+# anywhere but Debian's archive. PyTorch (python3-torch) is always installed: its torchrun
+# launches the data-parallel tests. With --bench it also installs what bench/ needs to
+# compare against PyTorch fairly: OpenBLAS, the BLAS PyTorch's published timings use
 # (without it Debian's PyTorch falls back to the reference BLAS, several times slower).
 set -euo pipefail
 
@@ -10,9 +11,12 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   libeigen3-dev libtbb-dev libcereal-dev zlib1g-dev libcurl4-openssl-dev libssl-dev
   catch2 libcli11-dev nlohmann-json3-dev
+  libgloo-dev iproute2
+  # torchrun and PyTorch's TCPStore, which the data-parallel tests launch and talk to.
+  python3-torch
 )
 
-[[ "${1:-}" == "--bench" ]] && packages+=(python3-torch python3-numpy libopenblas0-pthread)
+[[ "${1:-}" == "--bench" ]] && packages+=(python3-numpy libopenblas0-pthread)
 
 missing=()
 for p in "${packages[@]}"; do

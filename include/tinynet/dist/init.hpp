@@ -42,7 +42,8 @@ inline void rendezvous(Store& store, int rank, int world_size, Milliseconds time
   const std::string me = "rank " + std::to_string(rank);
   const std::int64_t joined = store.add("joined/" + std::to_string(rank), 1);
   TINYNET_CHECK(DistConfigError, joined == 1, me, ": another process already joined with RANK=", rank,
-                " (every process needs its own RANK, 0 to WORLD_SIZE-1)");
+                " (every process needs its own RANK, 0 to WORLD_SIZE-1; with file://, a directory left by an "
+                "earlier run looks the same: give each run a fresh path)");
   store.set("world_size/" + std::to_string(rank), std::to_string(world_size));
   // Rank 0 always exists, so comparing with it first fails fast instead of waiting
   // for ranks that a smaller WORLD_SIZE never started.
