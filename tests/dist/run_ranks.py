@@ -264,6 +264,14 @@ def file_store(worker):
         print(procs[0].err + procs[1].err)
 
 
+def snippet(program, data):
+    """docs/distributed.md's example program as a 2-rank job."""
+    procs = launch([program, data], 2, free_port(), extra_env={"OMP_NUM_THREADS": "1"})
+    codes = finish(procs, 300)
+    expect(codes == [0, 0], f"exit codes {codes}", procs)
+    print(procs[0].out)
+
+
 def main():
     scenario, worker = sys.argv[1], sys.argv[2]
     mnist_codes = {"bad_input": 2, "peer_lost": 200, "timeout": 201}
@@ -295,6 +303,8 @@ def main():
     elif scenario == "bad-env":
         start_up_error(worker, 2, ["join"], (2,), "MASTER_PORT='abc' is not an integer", extra_env={"MASTER_PORT": "abc"})
         start_up_error(worker, 1, ["join"], (2,), "RANK=1 is not below WORLD_SIZE=1", ranks=[1])
+    elif scenario == "snippet":
+        snippet(worker, sys.argv[3])
     elif scenario == "file-store":
         file_store(worker)
     elif scenario == "hostile":
