@@ -26,6 +26,7 @@
 
 #include "tinynet/dist/detail/socket.hpp"
 #include "tinynet/dist/detail/store_protocol.hpp"
+#include "tinynet/dist/store.hpp"
 
 namespace tinynet::dist {
 
