@@ -1,0 +1,85 @@
+#include <catch2/catch.hpp>
+
+#include <tinynet/dist/dist.hpp>
+#include <tinynet/optim/sgd.hpp>
+#include <tinynet/tinynet.hpp>
+
+using namespace tinynet;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A one-rank Gloo group over a store of its own.
+struct SoloGroup {
+  dist::TCPStoreServer server;
+  std::shared_ptr<dist::ProcessGroup> pg = std::make_shared<dist::GlooGroup>(
+      std::make_shared<dist::TCPStore>("127.0.0.1", server.port(), 10s), 0, 1, dist::GlooOptions{.timeout = 10s, .hostname = "127.0.0.1"});
+};
+
+// out.weight is never used by forward when `skip` is set.
+struct TwoHeads : nn::Module<TwoHeads> {
+  nn::Linear<8> body{4};
+  nn::Linear<3> head{8};
+  nn::Linear<3> spare{8};
+  bool skip = true;
+  Tensor forward(const Tensor& x) {
+    Tensor h = relu(body(x));
+    return skip ? head(h) : head(h) + spare(h);
+  }
+  template <class V>
+  void visit(V&& v) {
+    v("body", body);
+    v("head", head);
+    v("spare", spare);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("ddp: buckets in reverse order, the first one small", "[ddp]") {
+  SoloGroup g;
+  using Net = nn::Sequential<nn::Input<64>, nn::Linear<256>, nn::ReLU, nn::Linear<256>, nn::ReLU, nn::Linear<10>>;
+  Net net;
+  // 256x256 floats = 256 KiB: with a 0.3 MiB first bucket and 0.6 MiB others, the last layer
+  // and the middle bias share the first bucket; the middle weight opens the second.
+  dist::DistributedDataParallel ddp(net, g.pg, {.bucket_cap_mb = 0.6, .first_bucket_cap_mb = 0.3});
+  const auto b = ddp.bucket_names();
+  REQUIRE(b.size() == 2);
+  CHECK(b[0] == std::vector<std::string>{"4.bias", "4.weight", "2.bias", "2.weight"});
+  CHECK(b[1] == std::vector<std::string>{"0.bias", "0.weight"});
+}
+
+TEST_CASE("ddp: one rank trains exactly like no DDP", "[ddp]") {
+  SoloGroup g;
+  manual_seed(3);
+  TwoHeads a;
+  manual_seed(3);
+  TwoHeads b;
+  a.skip = b.skip = false;
+  dist::DistributedDataParallel ddp(a, g.pg, {.bucket_cap_mb = 0.0001, .first_bucket_cap_mb = 0.0001});
+  optim::SGD oa(a.parameters(), {.lr = 0.1}), ob(b.parameters(), {.lr = 0.1});
+  const Tensor x = randn({5, 4});
+  for (int i = 0; i < 3; ++i) {
+    oa.zero_grad();
+    ob.zero_grad();
+    sum(ddp(x)).backward();
+    sum(b(x)).backward();
+    oa.step();
+    ob.step();
+  }
+  for (const auto& [name, p] : a.named_parameters()) {
+    INFO(name);
+    const Tensor q = b.state_dict().at(name);
+    CHECK(std::memcmp(p.raw_data(), q.raw_data(), p.nbytes()) == 0);
+  }
+}
+
+TEST_CASE("ddp: a parameter left without a gradient is named at the next forward", "[ddp]") {
+  SoloGroup g;
+  TwoHeads m;
+  dist::DistributedDataParallel ddp(m, g.pg);
+  const Tensor x = randn({2, 4});
+  sum(ddp(x)).backward();
+  CHECK_THROWS_WITH(ddp(x), Catch::Contains("did not produce gradients for spare.weight, spare.bias") &&
+                                Catch::Contains("unused parameters are not supported"));
+}
