@@ -40,13 +40,13 @@ TEST_CASE("ddp: buckets in reverse order, the first one small", "[ddp]") {
   SoloGroup g;
   using Net = nn::Sequential<nn::Input<64>, nn::Linear<256>, nn::ReLU, nn::Linear<256>, nn::ReLU, nn::Linear<10>>;
   Net net;
-  // 256x256 floats = 256 KiB: with a 0.3 MiB first bucket and 0.6 MiB others, the last layer
-  // and the middle bias share the first bucket; the middle weight opens the second.
-  dist::DistributedDataParallel ddp(net, g.pg, {.bucket_cap_mb = 0.6, .first_bucket_cap_mb = 0.3});
+  // The last layer and the middle bias (11 KiB) fill the 0.2 MiB first bucket; the middle
+  // weight (256 KiB) would overflow it and opens the second, 0.6 MiB, which takes the rest.
+  dist::DistributedDataParallel ddp(net, g.pg, {.bucket_cap_mb = 0.6, .first_bucket_cap_mb = 0.2});
   const auto b = ddp.bucket_names();
   REQUIRE(b.size() == 2);
-  CHECK(b[0] == std::vector<std::string>{"4.bias", "4.weight", "2.bias", "2.weight"});
-  CHECK(b[1] == std::vector<std::string>{"0.bias", "0.weight"});
+  CHECK(b[0] == std::vector<std::string>{"4.bias", "4.weight", "2.bias"});
+  CHECK(b[1] == std::vector<std::string>{"2.weight", "0.bias", "0.weight"});
 }
 
 TEST_CASE("ddp: one rank trains exactly like no DDP", "[ddp]") {
