@@ -143,3 +143,24 @@ TEST_CASE("store: a second server on a used port names the port and the launcher
                     Catch::Contains("port " + std::to_string(first.port())) &&
                         Catch::Contains("TORCHELASTIC_USE_AGENT_STORE"));
 }
+
+TEST_CASE("store: a connection flood is capped, connected clients unaffected", "[store][hostile]") {
+  std::vector<std::string> log;
+  std::mutex mu;
+  TCPStoreServer server(TCPStoreServerOptions{.max_connections = 16, .log = [&](const std::string& m) {
+                                                std::lock_guard lock(mu);
+                                                log.push_back(m);
+                                              }});
+  TCPStore good("127.0.0.1", server.port(), 5s);
+  std::vector<detail::Fd> flood;
+  for (int i = 0; i < 40; ++i) flood.push_back(raw_connect(server.port()));
+  wait_for_drops(server, 25);  // the good client and 15 of the flood fill the 16 places
+  CHECK(server.dropped_connections() == 25);
+  {
+    std::lock_guard lock(mu);
+    REQUIRE_FALSE(log.empty());
+    CHECK_THAT(log.back(), Catch::Contains("already serving 16 connections"));
+  }
+  good.set("k", "v");
+  CHECK(good.get("k") == "v");
+}

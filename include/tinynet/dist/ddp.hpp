@@ -320,6 +320,13 @@ class DistributedDataParallel {
       while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
       const std::string here = i < a.size() ? "'" + a[i] + "'" : "nothing more";
       const std::string there = i < b.size() ? "'" + b[i] + "'" : "nothing more";
+      // Every rank saw the same hashes and is here: wait until all have read what they
+      // compare with before anyone exits (rank 0's exit takes the store with it).
+      try {
+        pg_->barrier();
+      } catch (const DistError&) {
+        // A rank gone already: the mismatch is still the error to report.
+      }
       throw DistConfigError("DistributedDataParallel: rank " + std::to_string(pg_->rank()) + "'s model differs from rank " +
                             std::to_string(r) + "'s: entry " + std::to_string(i + 1) + " is " + here + " here and " +
                             there + " on rank " + std::to_string(r) + "; every rank must build the same model");

@@ -44,10 +44,12 @@ inline void rendezvous(Store& store, int rank, int world_size, Milliseconds time
   TINYNET_CHECK(DistConfigError, joined == 1, me, ": another process already joined with RANK=", rank,
                 " (every process needs its own RANK, 0 to WORLD_SIZE-1; with file://, a directory left by an "
                 "earlier run looks the same: give each run a fresh path)");
-  store.set("world_size/" + std::to_string(rank), std::to_string(world_size));
-  // Rank 0 always exists, so comparing with it first fails fast instead of waiting
-  // for ranks that a smaller WORLD_SIZE never started.
+  // Rank 0 always exists and sets its key first, so every other rank compares with it before
+  // publishing its own: when rank 0 sees a mismatch and exits (taking its store with it),
+  // the other rank has already read what it needs to say what is wrong.
+  if (rank == 0) store.set("world_size/0", std::to_string(world_size));
   const std::string root = store.get("world_size/0", timeout);
+  if (rank != 0) store.set("world_size/" + std::to_string(rank), std::to_string(world_size));
   TINYNET_CHECK(DistConfigError, root == std::to_string(world_size), me, ": WORLD_SIZE=", world_size,
                 " here but rank 0 has WORLD_SIZE=", root, "; every rank must be given the same WORLD_SIZE");
   std::vector<std::string> keys;
@@ -62,11 +64,11 @@ inline void rendezvous(Store& store, int rank, int world_size, Milliseconds time
                            " did not join within " + std::to_string(timeout.count() / 1000) +
                            " s (are all WORLD_SIZE processes started, with the same MASTER_ADDR and MASTER_PORT?)");
   }
+  if (rank != 0) return;  // rank 0 has compared everyone; the others compared with rank 0
   for (int r = 1; r < world_size; ++r) {
     const std::string theirs = store.get(keys[static_cast<std::size_t>(r)], timeout);
     TINYNET_CHECK(DistConfigError, theirs == std::to_string(world_size), me, ": rank ", r, " has WORLD_SIZE=", theirs,
-                  " but this rank and rank 0 have WORLD_SIZE=", world_size,
-                  "; every rank must be given the same WORLD_SIZE");
+                  " but rank 0 has WORLD_SIZE=", world_size, "; every rank must be given the same WORLD_SIZE");
   }
 }
 

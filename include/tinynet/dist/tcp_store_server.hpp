@@ -8,7 +8,8 @@
 /// nothing, half a message, or garbage cannot block the others. Every message is checked
 /// against the bounds in store_protocol.hpp before anything is allocated; a connection
 /// that breaks a rule (unknown command, oversized length, GET of a missing key, a
-/// message left incomplete for `incomplete_message_timeout`) is dropped and logged.
+/// message left incomplete for `incomplete_message_timeout`) is dropped and logged, and
+/// connections beyond `max_connections` at a time are refused.
 
 #include <sys/socket.h>
 
@@ -38,6 +39,8 @@ struct TCPStoreServerOptions {
   Milliseconds bind_timeout{0};
   /// A connection holding an incomplete message this long is dropped.
   Milliseconds incomplete_message_timeout{10'000};
+  /// Connections served at once; more are refused (ranks connect once and stay connected).
+  std::size_t max_connections = 512;
   /// Where drop notices go; stderr when empty.
   std::function<void(const std::string&)> log{};
 };
@@ -177,6 +180,12 @@ class TCPStoreServer {
       Conn c;
       c.fd = detail::Fd(fd);
       c.peer = detail::address_text(reinterpret_cast<sockaddr*>(&ss));
+      if (conns_.size() >= opts_.max_connections) {  // a flood must not exhaust descriptors Gloo needs
+        ++dropped_;
+        opts_.log("tinynet store (port " + std::to_string(port_) + "): refused connection from " + c.peer +
+                  ": already serving " + std::to_string(opts_.max_connections) + " connections");
+        continue;
+      }
       const int one = 1;
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       conns_.push_back(std::move(c));
