@@ -7,14 +7,12 @@
 #include <memory>
 
 #include "tinynet/core/allocator.hpp"
+#include "tinynet/core/config.hpp"
+#include "tinynet/core/cuda/allocator.hpp"
 #include "tinynet/core/device.hpp"
 #include "tinynet/core/error.hpp"
 
 namespace tinynet {
-
-#if defined(TINYNET_WITH_CUDA)
-Allocator& cuda_allocator(int device);  // defined in backend/cuda/allocator.cuh
-#endif
 
 /// The caching allocator for `device`; a clear error when tinynet was built without CUDA.
 inline Allocator& allocator_for(Device device) {
@@ -24,7 +22,7 @@ inline Allocator& allocator_for(Device device) {
 #else
   throw TypeError("device " + device.str() +
                   " requested, but this translation unit was compiled without CUDA "
-                  "(compile it with nvcc so that TINYNET_WITH_CUDA is defined)");
+                  "(compile it with nvcc so that TINYNET_WITH_CUDA is defined; see docs/gpu.md)");
 #endif
 }
 

@@ -154,8 +154,12 @@ class OptimizerBase : public Optimizer {
       for (Tensor& p : group.params) {
         const Tensor g = p.grad();
         if (!g.defined()) continue;
-        TINYNET_CHECK(TypeError, p.device().is_cpu() && g.device().is_cpu(), name(), ": parameter on ", p.device(),
+#if !defined(TINYNET_WITH_CUDA)
+        TINYNET_CHECK(TypeError, p.device().is_cpu(), name(), ": parameter on ", p.device(),
                       " but this build has no kernel for it (compile with nvcc for CUDA)");
+#endif
+        TINYNET_CHECK(TypeError, g.device() == p.device(), name(), ": gradient on ", g.device(),
+                      " but its parameter is on ", p.device());
         TINYNET_CHECK(ShapeError, g.shape() == p.shape(), name(), ": gradient has shape ", g.shape(),
                       " but its parameter has shape ", p.shape());
         TINYNET_CHECK(TypeError, g.dtype() == p.dtype(), name(), ": gradient is ", g.dtype(),
@@ -363,6 +367,7 @@ void OptimizerBase<Options>::load_state_dict(const StateDict& sd) {
       TINYNET_CHECK(ShapeError, t.shape() == p.shape(), who, "entry '", key, "' has shape ", t.shape(),
                     " but parameter ", id, " has shape ", p.shape());
       s.buffers[b] = t.to(p.dtype());
+      if (s.buffers[b].device() != p.device()) s.buffers[b] = s.buffers[b].to(p.device());
     }
     if (counts_steps()) entry(prefix + "step", fields, "step");
     for (std::size_t b = 0; b < names.size(); ++b)
