@@ -30,6 +30,20 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+/// `t` on `device` (no copy when it is there already).
+Tensor on(Device device, const Tensor& t) { return t.device() == device ? t : t.to(device); }
+
+/// The device to train on, as the Python example picks it: CUDA unless --no-cuda or absent.
+Device pick_device(const Options& o) {
+#if defined(TINYNET_WITH_CUDA)
+  if (!o.no_cuda && tinynet::cuda::is_available()) return Device::cuda(0);
+  if (!o.no_cuda) std::fprintf(stderr, "No CUDA device found; training on the CPU\n");
+#else
+  if (!o.no_cuda) std::fprintf(stderr, "This build has no CUDA backend (build mnist_cuda for that); training on the CPU\n");
+#endif
+  return Device::cpu();
+}
+
 data::MNIST load_split(const Options& o, bool train) {
   const bool fashion = o.dataset == "fashion-mnist";
   const bool normalize = o.normalize == "yes" || (o.normalize == "auto" && !fashion);
@@ -47,15 +61,15 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const Options& o, std::vector<T
 
 /// Test-set loss (mean NLL) and accuracy, printed as the Python trainer prints them.
 template <class Model>
-void test(Model& model, data::DataLoader<data::MNIST>& loader) {
+void test(Model& model, data::DataLoader<data::MNIST>& loader, Device device) {
   model.eval();
   NoGradGuard no_grad;
   double loss_sum = 0;
   std::int64_t correct = 0, total = 0;
   for (auto& batch : loader) {
-    const Tensor out = model(batch.data);
-    loss_sum += nll_loss(out, batch.target, Reduction::sum).item();
-    const Tensor pred = argmax(out, 1);
+    const Tensor out = model(on(device, batch.data));
+    loss_sum += nll_loss(out, on(device, batch.target), Reduction::sum).item();
+    const Tensor pred = on(Device::cpu(), argmax(out, 1));
     for (std::int64_t i = 0; i < pred.numel(); ++i)
       correct += pred.data<std::int64_t>()[i] == batch.target.data<std::int64_t>()[i];
     total += pred.numel();
@@ -70,7 +84,8 @@ void test(Model& model, data::DataLoader<data::MNIST>& loader) {
 }
 
 template <class Model>
-int train(const Options& o, Model model) {
+int train(const Options& o, Model model, Device device) {
+  model.to(device);
   const Clock::time_point load_start = Clock::now();
   data::DataLoader train_loader(load_split(o, true), {.batch_size = o.batch_size, .shuffle = true, .seed = o.seed});
   data::DataLoader test_loader(load_split(o, false), {.batch_size = o.test_batch_size});
@@ -99,7 +114,7 @@ int train(const Options& o, Model model) {
     for (auto& batch : train_loader) {
       if (batch_idx == batches) break;
       optimizer->zero_grad();
-      const Tensor loss = nll_loss(model(batch.data), batch.target);
+      const Tensor loss = nll_loss(model(on(device, batch.data)), on(device, batch.target));
       loss.backward();
       optimizer->step();
       images += batch.target.numel();
@@ -113,7 +128,7 @@ int train(const Options& o, Model model) {
     }
     const double train_s = seconds_since(start);
     const Clock::time_point test_start = Clock::now();
-    test(model, test_loader);
+    test(model, test_loader, device);
     std::fprintf(stderr, "Epoch %d: trained in %.2f s (%.0f images/s), tested in %.2f s\n", epoch, train_s,
                  static_cast<double>(images) / train_s, seconds_since(test_start));
     scheduler.step();
@@ -130,10 +145,11 @@ int train(const Options& o, Model model) {
 }
 
 template <class Model>
-int evaluate(const Options& o, Model model) {
+int evaluate(const Options& o, Model model, Device device) {
   load(model, o.evaluate);
+  model.to(device);
   data::DataLoader test_loader(load_split(o, false), {.batch_size = o.test_batch_size});
-  test(model, test_loader);
+  test(model, test_loader, device);
   return kExitOk;
 }
 
@@ -141,16 +157,17 @@ int run(const Options& o) {
   if (o.threads > 0) set_num_threads(o.threads);
   set_flush_denormal(!o.keep_denormals);
   const ThreadSource env = threads_from_environment();
-  std::fprintf(stderr, "tinynet mnist: model %s, optimizer %s, %d threads (%s), CPU\n", o.model.c_str(),
-               o.optimizer.c_str(), get_num_threads(), o.threads > 0 ? "--threads" : env.source);
-  if (!o.no_cuda) std::fprintf(stderr, "This build has no CUDA backend; training on the CPU\n");
+  const Device device = pick_device(o);
+  std::fprintf(stderr, "tinynet mnist: model %s, optimizer %s, %d threads (%s), %s\n", o.model.c_str(),
+               o.optimizer.c_str(), get_num_threads(), o.threads > 0 ? "--threads" : env.source, device.str().c_str());
   if (const char* ws = std::getenv("WORLD_SIZE"); ws != nullptr && std::string(ws) != "1")
     throw ValueError(std::string("WORLD_SIZE=") + ws +
                      " asks for data-parallel training, which this build of the example does not support yet; "
                      "run a single process (unset WORLD_SIZE)");
   manual_seed(o.seed);
-  if (o.model == "lenet") return o.evaluate.empty() ? train(o, make_lenet()) : evaluate(o, make_lenet());
-  return o.evaluate.empty() ? train(o, make_net()) : evaluate(o, make_net());
+  if (o.model == "lenet")
+    return o.evaluate.empty() ? train(o, make_lenet(), device) : evaluate(o, make_lenet(), device);
+  return o.evaluate.empty() ? train(o, make_net(), device) : evaluate(o, make_net(), device);
 }
 
 }  // namespace mnist

@@ -76,7 +76,7 @@ struct Nth<0, TypeList<T, Ts...>> {
 template <class T, std::size_t N, class... Ts>
 constexpr std::size_t count_before() {
   std::size_t i = 0, n = 0;
-  ((n += (i++ < N && std::is_same_v<T, Ts>) ? 1 : 0), ...);
+  ((n += (std::is_same_v<T, Ts> && i < N) ? 1 : 0, ++i), ...);
   return n;
 }
 

@@ -26,7 +26,7 @@ inline void check_backend(const char* op, const Tensor& t) {
 /// Runs `f(i)` for every i in [0, n) where `on` lives: CPU threads, or a device kernel
 /// (then `f` must be TINYNET_HOST_DEVICE and capture only values and device pointers).
 template <typename F>
-void for_each_index(const Tensor& on, std::int64_t n, const F& f) {
+void for_each_index([[maybe_unused]] const Tensor& on, std::int64_t n, const F& f) {
 #if defined(TINYNET_WITH_CUDA)
   if (on.device().is_cuda()) {
     backend::cuda::for_each_index(n, f);

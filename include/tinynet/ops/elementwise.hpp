@@ -88,6 +88,7 @@ void broadcast_or_zip(const Tensor& on, const T* a, const Shape& as, const T* b,
     return;
   }
 #endif
+  (void)on;
   if (as == bs) backend::cpu::zip_map(a, b, out, os.numel(), false, f);
   else backend::cpu::broadcast_map(a, as, b, bs, out, os, f);
 }

@@ -213,4 +213,14 @@ void fill(T* p, std::int64_t n, T value) {
 
 }  // namespace tinynet::cuda
 
+#else  // !TINYNET_WITH_CUDA
+
+namespace tinynet::cuda {
+
+/// Without the CUDA backend there is no usable device (so code can ask either way).
+inline int device_count() { return 0; }
+inline bool is_available() { return false; }
+
+}  // namespace tinynet::cuda
+
 #endif  // TINYNET_WITH_CUDA
