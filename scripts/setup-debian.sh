@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages tinynet needs to build, test and train.
-# doxygen builds the API reference (`cmake --build ... --target docs`); python3-matplotlib
-# draws tools/plot_metrics' figures. Idempotent: apt runs only when a package is missing. Nothing is downloaded from
+# Installs the Debian 12 packages tinynet needs to build, test and train (doxygen builds
+# the API reference, python3-matplotlib draws tools/plot_metrics' figures).
+# Idempotent: apt runs only when a package is missing. Nothing is downloaded from
 # anywhere but Debian's archive. With --bench it also installs what bench/ compares
 # against: PyTorch (python3-torch) on OpenBLAS, the BLAS PyTorch's published timings use
 # (without it Debian's PyTorch falls back to the reference BLAS, several times slower).
