@@ -49,7 +49,9 @@ inline double eta_seconds(std::int64_t done, std::int64_t total, double elapsed_
 }
 
 /// The bar as text, at most `width` characters:
-/// `Epoch 1 [#######.............]  120/938  loss 0.3123  1650 images/s  ETA 0:32`.
+/// ```
+/// Epoch 1 [#######.............]  120/938  loss 0.3123  1650 images/s  ETA 0:32
+/// ```
 /// The bar part shrinks to fit and is left out below 10 characters; the rest is cut at
 /// `width` only on terminals narrower than the numbers.
 inline std::string render_progress(const Progress& p, int width) {
