@@ -66,7 +66,7 @@ inline std::string render_progress(const Progress& p, int width) {
   if (bar >= 10) {
     const double fraction = p.total > 0 ? std::clamp(static_cast<double>(p.done) / static_cast<double>(p.total), 0.0, 1.0) : 0.0;
     const auto filled = static_cast<std::size_t>(fraction * bar);
-    line += " [" + std::string(filled, '#') + std::string(static_cast<std::size_t>(bar) - filled, '.') + "]";
+    line.append(" [").append(filled, '#').append(static_cast<std::size_t>(bar) - filled, '.').append("]");
   }
   line += nums;
   if (width > 0 && line.size() > static_cast<std::size_t>(width)) line.resize(static_cast<std::size_t>(width));
@@ -92,8 +92,9 @@ class ProgressBar {
   /// Replaces the bar's line with `p`, sized to the terminal's width.
   void draw(const Progress& p) {
     if (!enabled_) return;
-    const std::string line = "\r" + render_progress(p, terminal_width() - 1) + "\033[K";
-    std::fputs(line.c_str(), out_);
+    std::fputs("\r", out_);
+    std::fputs(render_progress(p, terminal_width() - 1).c_str(), out_);
+    std::fputs("\033[K", out_);
     std::fflush(out_);
     drawn_ = true;
     last_draw_ = Clock::now();

@@ -91,8 +91,9 @@ inline std::string tfrecord(std::string_view data) {
 
 /// The file name for `host` and writer number `n` of this process.
 inline std::string event_file_name_for(std::string_view host, int n) {
-  return "events.out.tfevents." + std::to_string(std::time(nullptr)) + "." + std::string(host) + "." +
-         std::to_string(getpid()) + "." + std::to_string(n);
+  std::string name = "events.out.tfevents.";
+  name.append(std::to_string(std::time(nullptr))).append(".").append(host).append(".");
+  return name.append(std::to_string(getpid())).append(".").append(std::to_string(n));
 }
 
 /// `events.out.tfevents.<unix time>.<host>.<pid>.<n>`, TensorBoard's pattern, with a
