@@ -8,8 +8,8 @@
 /// event names the format (file_version "brain.Event:2"); each scalar is an event with
 /// wall_time (field 1, double), step (field 2, int64) and summary (field 5) holding one
 /// value (field 1) with tag (field 1, string) and simple_value (field 2, float). These few
-/// fields are encoded by hand below. TensorBoard reads the files, and Weights & Biases
-/// imports them (`wandb sync --sync-tensorboard DIR`).
+/// fields are encoded by hand below. This is the format TensorBoard reads and Weights &
+/// Biases imports (`wandb sync --sync-tensorboard DIR`).
 
 #include <unistd.h>
 
