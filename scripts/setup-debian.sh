@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages tinynet needs to build, test and train.
+# Installs the Debian 12 packages tinynet needs to build, test and train (doxygen builds
+# the API reference, python3-matplotlib draws tools/plot_metrics' figures, python3-yaml
+# reads the Katib manifest in a test).
 # Idempotent: apt runs only when a package is missing. Nothing is downloaded from
 # anywhere but Debian's archive. With --bench it also installs what bench/ compares
 # against: PyTorch (python3-torch) on OpenBLAS, the BLAS PyTorch's published timings use
@@ -10,6 +12,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   libeigen3-dev libtbb-dev libcereal-dev zlib1g-dev libcurl4-openssl-dev libssl-dev
   catch2 libcli11-dev nlohmann-json3-dev
+  doxygen python3-matplotlib python3-yaml
 )
 
 [[ "${1:-}" == "--bench" ]] && packages+=(python3-torch python3-numpy libopenblas0-pthread)

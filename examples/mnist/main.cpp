@@ -19,6 +19,7 @@
 #include "exit_codes.hpp"
 #include "format.hpp"
 #include "models.hpp"
+#include "monitor.hpp"
 #include "options.hpp"
 
 namespace mnist {
@@ -61,7 +62,7 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const Options& o, std::vector<T
 
 /// Test-set loss (mean NLL) and accuracy, printed as the Python trainer prints them.
 template <class Model>
-void test(Model& model, data::DataLoader<data::MNIST>& loader, Device device) {
+TestResult test(Model& model, data::DataLoader<data::MNIST>& loader, Device device) {
   model.eval();
   NoGradGuard no_grad;
   double loss_sum = 0;
@@ -81,6 +82,7 @@ void test(Model& model, data::DataLoader<data::MNIST>& loader, Device device) {
   std::printf("loss=%.4f\n", loss_sum / static_cast<double>(total));
   std::printf("accuracy=%.4f\n", accuracy);
   std::fflush(stdout);
+  return {.loss = loss_sum / static_cast<double>(total), .accuracy = accuracy};
 }
 
 template <class Model>
@@ -106,6 +108,7 @@ int train(const Options& o, Model model, Device device) {
 
   const std::int64_t batches = o.limit_train_batches > 0 ? std::min(o.limit_train_batches, train_loader.size())
                                                          : train_loader.size();
+  Monitor monitor(o, batches, *optimizer);
   for (int epoch = first_epoch; epoch <= o.epochs; ++epoch) {
     model.train();
     train_loader.set_epoch(epoch);
@@ -114,10 +117,12 @@ int train(const Options& o, Model model, Device device) {
     for (auto& batch : train_loader) {
       if (batch_idx == batches) break;
       optimizer->zero_grad();
-      const Tensor loss = nll_loss(model(on(device, batch.data)), on(device, batch.target));
+      const Tensor output = model(on(device, batch.data));
+      const Tensor loss = nll_loss(output, on(device, batch.target));
       loss.backward();
       optimizer->step();
       images += batch.target.numel();
+      monitor.after_step({epoch, batch_idx, images, seconds_since(start), loss, output, batch.target});
       if (batch_idx % o.log_interval == 0) {
         std::printf("Epoch: %d (%s) - Loss: %s\n", epoch,
                     percentage(static_cast<double>(batch_idx) / static_cast<double>(batches)).c_str(),
@@ -128,7 +133,8 @@ int train(const Options& o, Model model, Device device) {
     }
     const double train_s = seconds_since(start);
     const Clock::time_point test_start = Clock::now();
-    test(model, test_loader, device);
+    const TestResult tested = test(model, test_loader, device);
+    monitor.after_epoch(epoch, tested, train_s, images);
     std::fprintf(stderr, "Epoch %d: trained in %.2f s (%.0f images/s), tested in %.2f s\n", epoch, train_s,
                  static_cast<double>(images) / train_s, seconds_since(test_start));
     scheduler.step();

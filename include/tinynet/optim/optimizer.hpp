@@ -10,10 +10,12 @@
 /// update and reused after, so steady-state steps allocate nothing.
 ///
 /// state_dict layout (PyTorch's, flattened; parameters numbered 0.. across groups):
+/// ```
 ///   state.<id>.<name>          per-parameter tensors ("momentum_buffer", "exp_avg", ...)
 ///   state.<id>.step            int64 scalar, for optimizers that count steps
 ///   param_groups.<g>.params    int64 [n]: the ids of group g's parameters
 ///   param_groups.<g>.<option>  float64 scalar (bools as int64 0/1, betas as float64 [2])
+/// ```
 
 #include <array>
 #include <charconv>
@@ -232,7 +234,7 @@ class OptimizerBase : public Optimizer {
 
   /// Names of the state buffers, in ParamState::buffers order.
   virtual std::span<const char* const> state_names() const = 0;
-  /// Whether state includes a step count (saved as state.<id>.step).
+  /// Whether state includes a step count (saved as `state.<id>.step`).
   virtual bool counts_steps() const = 0;
   /// Whether buffer `b` must be present in a loaded state entry under `options`.
   virtual bool buffer_required(std::size_t b, const Options& options) const = 0;
