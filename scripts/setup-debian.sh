@@ -3,8 +3,9 @@
 # the API reference, python3-matplotlib draws tools/plot_metrics' figures, python3-yaml
 # reads the Katib manifest in a test).
 # Idempotent: apt runs only when a package is missing. Nothing is downloaded from
-# anywhere but Debian's archive. With --bench it also installs what bench/ compares
-# against: PyTorch (python3-torch) on OpenBLAS, the BLAS PyTorch's published timings use
+# anywhere but Debian's archive. PyTorch (python3-torch) is always installed: its torchrun
+# launches the data-parallel tests. With --bench it also installs what bench/ needs to
+# compare against PyTorch fairly: OpenBLAS, the BLAS PyTorch's published timings use
 # (without it Debian's PyTorch falls back to the reference BLAS, several times slower).
 set -euo pipefail
 
@@ -13,9 +14,12 @@ packages=(
   libeigen3-dev libtbb-dev libcereal-dev zlib1g-dev libcurl4-openssl-dev libssl-dev
   catch2 libcli11-dev nlohmann-json3-dev
   doxygen python3-matplotlib python3-yaml
+  libgloo-dev iproute2
+  # torchrun and PyTorch's TCPStore, which the data-parallel tests launch and talk to.
+  python3-torch
 )
 
-[[ "${1:-}" == "--bench" ]] && packages+=(python3-torch python3-numpy libopenblas0-pthread)
+[[ "${1:-}" == "--bench" ]] && packages+=(python3-numpy libopenblas0-pthread)
 
 missing=()
 for p in "${packages[@]}"; do

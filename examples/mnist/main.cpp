@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "distributed.hpp"
 #include "exit_codes.hpp"
 #include "format.hpp"
 #include "models.hpp"
@@ -86,15 +87,16 @@ TestResult test(Model& model, data::DataLoader<data::MNIST>& loader, Device devi
 }
 
 template <class Model>
-int train(const Options& o, Model model, Device device) {
+int train(const Options& o, const Distributed& dist, Model model, Device device) {
   model.to(device);
   const Clock::time_point load_start = Clock::now();
-  data::DataLoader train_loader(load_split(o, true), {.batch_size = o.batch_size, .shuffle = true, .seed = o.seed});
+  auto train_loader = make_train_loader(o, dist, load_split(o, true));
   data::DataLoader test_loader(load_split(o, false), {.batch_size = o.test_batch_size});
   std::fprintf(stderr, "Loaded %s: %lld training and %lld test images in %.1f s\n", o.dataset.c_str(),
                static_cast<long long>(train_loader.dataset().size()),
                static_cast<long long>(test_loader.dataset().size()), seconds_since(load_start));
 
+  const auto ddp = make_ddp(model, dist);  // gradients averaged over ranks during backward
   auto optimizer = make_optimizer(o, model.parameters());
   optim::StepLR scheduler(*optimizer, 1, o.gamma);
 
@@ -123,7 +125,7 @@ int train(const Options& o, Model model, Device device) {
       optimizer->step();
       images += batch.target.numel();
       monitor.after_step({epoch, batch_idx, images, seconds_since(start), loss, output, batch.target});
-      if (batch_idx % o.log_interval == 0) {
+      if (batch_idx % o.log_interval == 0 && dist.is_main()) {
         std::printf("Epoch: %d (%s) - Loss: %s\n", epoch,
                     percentage(static_cast<double>(batch_idx) / static_cast<double>(batches)).c_str(),
                     python_repr(loss.item<float>()).c_str());
@@ -133,17 +135,20 @@ int train(const Options& o, Model model, Device device) {
     }
     const double train_s = seconds_since(start);
     const Clock::time_point test_start = Clock::now();
-    const TestResult tested = test(model, test_loader, device);
-    monitor.after_epoch(epoch, tested, train_s, images);
-    std::fprintf(stderr, "Epoch %d: trained in %.2f s (%.0f images/s), tested in %.2f s\n", epoch, train_s,
-                 static_cast<double>(images) / train_s, seconds_since(test_start));
+    if (dist.is_main()) {
+      const TestResult tested = test(model, test_loader, device);
+      monitor.after_epoch(epoch, tested, train_s, images);
+    }
+    std::fprintf(stderr, "%sEpoch %d: trained in %.2f s (%.0f images/s), tested in %.2f s\n", dist.prefix().c_str(),
+                 epoch, train_s, static_cast<double>(images) / train_s, seconds_since(test_start));
     scheduler.step();
-    if (!checkpoint.empty()) {
+    if (!checkpoint.empty() && dist.is_main()) {
       fs::create_directories(checkpoint.parent_path());
       save_checkpoint(checkpoint, model, *optimizer, scheduler, default_generator(), {.epoch = epoch, .step = 0});
     }
   }
-  if (o.save_model) {
+  finish_distributed(dist);
+  if (o.save_model && dist.is_main()) {
     save(model, o.model_path);
     std::fprintf(stderr, "Saved the model to %s\n", o.model_path.c_str());
   }
@@ -163,17 +168,16 @@ int run(const Options& o) {
   if (o.threads > 0) set_num_threads(o.threads);
   set_flush_denormal(!o.keep_denormals);
   const ThreadSource env = threads_from_environment();
-  const Device device = pick_device(o);
-  std::fprintf(stderr, "tinynet mnist: model %s, optimizer %s, %d threads (%s), %s\n", o.model.c_str(),
-               o.optimizer.c_str(), get_num_threads(), o.threads > 0 ? "--threads" : env.source, device.str().c_str());
-  if (const char* ws = std::getenv("WORLD_SIZE"); ws != nullptr && std::string(ws) != "1")
-    throw ValueError(std::string("WORLD_SIZE=") + ws +
-                     " asks for data-parallel training, which this build of the example does not support yet; "
-                     "run a single process (unset WORLD_SIZE)");
+  const Distributed dist = o.evaluate.empty() ? init_distributed(o) : Distributed{};
+  // Data-parallel ranks train on the CPU (Gloo); NCCL for GPU ranks is not wired into the example yet.
+  const Device device = dist.world_size > 1 ? Device::cpu() : pick_device(o);
+  std::fprintf(stderr, "%stinynet mnist: model %s, optimizer %s, %d threads (%s), %s\n", dist.prefix().c_str(),
+               o.model.c_str(), o.optimizer.c_str(), get_num_threads(), o.threads > 0 ? "--threads" : env.source,
+               device.str().c_str());
   manual_seed(o.seed);
   if (o.model == "lenet")
-    return o.evaluate.empty() ? train(o, make_lenet(), device) : evaluate(o, make_lenet(), device);
-  return o.evaluate.empty() ? train(o, make_net(), device) : evaluate(o, make_net(), device);
+    return o.evaluate.empty() ? train(o, dist, make_lenet(), device) : evaluate(o, make_lenet(), device);
+  return o.evaluate.empty() ? train(o, dist, make_net(), device) : evaluate(o, make_net(), device);
 }
 
 }  // namespace mnist

@@ -38,6 +38,7 @@ struct Options {
   std::string metrics_jsonl;
   std::string tensorboard;
   bool no_progress = false;
+  double dist_timeout = 1800;
 };
 
 /// Accepts numbers > 0, with a message a person can act on.
@@ -65,8 +66,13 @@ inline void add_flags(CLI::App& app, Options& o) {
       ->check(positive)
       ->capture_default_str();
   app.add_flag("--save-model", o.save_model, "save the trained model to --model-path");
-  app.add_option("--backend", o.backend, "distributed backend when WORLD_SIZE > 1")
+  app.add_option("--backend", o.backend, "data-parallel backend when WORLD_SIZE > 1 (gloo: CPU over TCP; nccl: GPUs)")
       ->check(CLI::IsMember({"gloo", "nccl"}))
+      ->capture_default_str();
+  app.add_option("--dist-timeout", o.dist_timeout,
+                 "seconds a data-parallel rank waits for the others (start-up and every collective) before it "
+                 "gives up with exit code 201")
+      ->check(positive)
       ->capture_default_str();
   app.add_option("--dataset", o.dataset, "data set")->check(CLI::IsMember({"mnist", "fashion-mnist"}))->capture_default_str();
   app.add_option("--data-dir", o.data_dir, "where the data sets are (fetched there when missing)")->capture_default_str();

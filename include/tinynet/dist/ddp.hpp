@@ -1,0 +1,345 @@
+#pragma once
+/// \file
+/// DistributedDataParallel: data-parallel training of any Module (Sequential or
+/// free-form), as torch.nn.parallel.DistributedDataParallel does it.
+///
+/// At construction the ranks check that they hold the same model (parameter and buffer
+/// names, shapes, dtypes, bucket layout: hashed and all-gathered, so a mismatch is an
+/// error naming the first difference rather than a Gloo abort), then every rank takes
+/// rank 0's parameters and buffers. During backward, a hook on each parameter copies its
+/// gradient into its bucket as soon as it is complete; a full bucket is all-reduced on a
+/// communication thread while backward goes on with the layers below. When the last
+/// bucket is reduced, every gradient holds the average over ranks, so `backward()`
+/// returns with the same gradients, bit for bit, on every rank.
+///
+///     auto pg = dist::init_process_group("gloo");
+///     dist::DistributedDataParallel ddp(model, pg);
+///     Tensor loss = nll_loss(ddp(x), y);  // forward through the wrapper
+///     loss.backward();                    // gradients averaged over ranks
+///     optimizer.step();
+///
+/// Every parameter must receive a gradient in every backward (no unused parameters);
+/// buffers are taken from rank 0 once, at construction.
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "tinynet/core/creation.hpp"
+#include "tinynet/dist/process_group.hpp"
+
+namespace tinynet::dist {
+
+struct DistributedDataParallelOptions {
+  /// Gradients per bucket, in MiB (PyTorch's bucket_cap_mb).
+  double bucket_cap_mb = 25.0;
+  /// The first bucket (the last layers' gradients, ready first) is kept small so
+  /// communication starts early, as PyTorch does.
+  double first_bucket_cap_mb = 1.0;
+};
+
+namespace detail {
+
+/// One DDP instance's gradient reduction state, shared with the parameters' hooks (which
+/// outlive the DDP object: hooks cannot be removed from a tensor, so they check `active`).
+class Reducer {
+ public:
+  struct Bucket {
+    std::vector<std::size_t> params;     // indices into params_
+    std::vector<std::int64_t> offsets;   // element offset of each in `flat`
+    Tensor flat;
+    std::size_t pending = 0;             // parameters whose gradient this pass still lacks
+    std::exception_ptr error;
+    bool done = false;
+  };
+
+  Reducer(std::shared_ptr<ProcessGroup> pg, std::vector<std::pair<std::string, Tensor>> params,
+          const DistributedDataParallelOptions& opts)
+      : pg_(std::move(pg)), params_(std::move(params)) {
+    build_buckets(opts);
+    for (std::size_t i = 0; i < params_.size(); ++i) ready_.push_back(false);
+    worker_ = std::thread([this] { work(); });
+  }
+  ~Reducer() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+  }
+
+  bool active = true;
+
+  const std::vector<Bucket>& buckets() const { return buckets_; }
+  const std::vector<std::pair<std::string, Tensor>>& params() const { return params_; }
+
+  /// Throws if the previous backward left some parameters without a gradient.
+  void check_idle() const {
+    if (next_launch_ == 0 && std::none_of(ready_.begin(), ready_.end(), [](bool b) { return b; })) return;
+    throw Error("DistributedDataParallel: the previous backward did not produce gradients for " + unready() +
+                "; every parameter must take part in the loss (unused parameters are not supported)");
+  }
+
+  /// Called by parameter i's hook once its gradient is complete.
+  void on_grad_ready(std::size_t i) {
+    TINYNET_CHECK(Error, !ready_[i], "DistributedDataParallel: parameter '", params_[i].first,
+                  "' got a second gradient before the reduction of the first finished; parameters without a "
+                  "gradient stall it: ", unready());
+    ready_[i] = true;
+    Bucket& b = buckets_[bucket_of_[i]];
+    const Tensor& g = params_[i].second.grad();
+    std::memcpy(static_cast<char*>(b.flat.raw_data()) + b.offsets[slot_of_[i]] * static_cast<std::int64_t>(element_size(g.dtype())),
+                g.raw_data(), g.nbytes());
+    --b.pending;
+    // Buckets launch in index order on every rank, so the collectives line up.
+    while (next_launch_ < buckets_.size() && buckets_[next_launch_].pending == 0) launch(next_launch_++);
+    if (next_launch_ == buckets_.size()) finish();
+  }
+
+ private:
+  void build_buckets(const DistributedDataParallelOptions& opts) {
+    bucket_of_.resize(params_.size());
+    slot_of_.resize(params_.size());
+    std::int64_t bytes = 0;
+    // Reverse declaration order: backward produces the last layers' gradients first.
+    for (std::size_t k = params_.size(); k-- > 0;) {
+      const Tensor& p = params_[k].second;
+      const double cap = (buckets_.size() == 1 ? opts.first_bucket_cap_mb : opts.bucket_cap_mb) * 1024 * 1024;
+      const bool fits = !buckets_.empty() && !buckets_.back().params.empty() &&
+                        params_[buckets_.back().params.front()].second.dtype() == p.dtype() &&
+                        static_cast<double>(bytes + static_cast<std::int64_t>(p.nbytes())) <= cap;
+      if (!fits) {
+        buckets_.emplace_back();
+        bytes = 0;
+      }
+      Bucket& b = buckets_.back();
+      bucket_of_[k] = buckets_.size() - 1;
+      slot_of_[k] = b.params.size();
+      b.offsets.push_back(b.params.empty() ? 0 : b.offsets.back() + params_[b.params.back()].second.numel());
+      b.params.push_back(k);
+      bytes += static_cast<std::int64_t>(p.nbytes());
+    }
+    for (Bucket& b : buckets_) {
+      const Tensor& last = params_[b.params.back()].second;
+      b.flat = empty({b.offsets.back() + last.numel()}, {last.dtype(), last.device(), false});
+      b.pending = b.params.size();
+    }
+  }
+
+  std::string unready() const {
+    std::string out;
+    for (std::size_t i = 0; i < params_.size(); ++i)
+      if (!ready_[i]) out += (out.empty() ? "" : ", ") + params_[i].first;
+    return out.empty() ? "(none)" : out;
+  }
+
+  std::string describe(std::size_t bi) const {
+    const Bucket& b = buckets_[bi];
+    std::string names;
+    for (std::size_t k = 0; k < b.params.size() && k < 4; ++k) names += (k ? ", " : "") + params_[b.params[k]].first;
+    if (b.params.size() > 4) names += ", ...";
+    return "DistributedDataParallel: all-reducing gradient bucket " + std::to_string(bi + 1) + " of " +
+           std::to_string(buckets_.size()) + " (" + names + "): ";
+  }
+
+  void launch(std::size_t bi) {
+    {
+      std::lock_guard lock(mu_);
+      queue_.push_back(bi);
+    }
+    cv_.notify_all();
+  }
+
+  void work() {
+    std::unique_lock lock(mu_);
+    while (true) {
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (stop_) return;
+      const std::size_t bi = queue_.front();
+      queue_.pop_front();
+      lock.unlock();
+      std::exception_ptr error;
+      try {
+        pg_->allreduce(buckets_[bi].flat, ReduceOp::avg);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      lock.lock();
+      buckets_[bi].error = error;
+      buckets_[bi].done = true;
+      cv_.notify_all();
+    }
+  }
+
+  // Waits for every bucket, then writes the averages back into the gradients.
+  void finish() {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return std::all_of(buckets_.begin(), buckets_.end(), [](const Bucket& b) { return b.done; }); });
+    }
+    next_launch_ = 0;
+    std::fill(ready_.begin(), ready_.end(), false);
+    for (std::size_t bi = 0; bi < buckets_.size(); ++bi) {
+      Bucket& b = buckets_[bi];
+      b.done = false;
+      b.pending = b.params.size();
+      if (b.error) {
+        const std::exception_ptr e = std::exchange(b.error, nullptr);
+        try {
+          std::rethrow_exception(e);
+        } catch (const DistTimeoutError& x) {
+          throw DistTimeoutError(describe(bi) + x.what());
+        } catch (const DistError& x) {
+          throw DistError(describe(bi) + x.what());
+        }
+      }
+    }
+    for (Bucket& b : buckets_)
+      for (std::size_t k = 0; k < b.params.size(); ++k) {
+        Tensor g = params_[b.params[k]].second.grad();
+        std::memcpy(g.raw_data(),
+                    static_cast<const char*>(b.flat.raw_data()) + b.offsets[k] * static_cast<std::int64_t>(element_size(g.dtype())),
+                    g.nbytes());
+      }
+  }
+
+  std::shared_ptr<ProcessGroup> pg_;
+  std::vector<std::pair<std::string, Tensor>> params_;
+  std::vector<Bucket> buckets_;
+  std::vector<std::size_t> bucket_of_, slot_of_;
+  std::vector<bool> ready_;
+  std::size_t next_launch_ = 0;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::size_t> queue_;
+  bool stop_ = false;
+  std::thread worker_;
+};
+
+/// FNV-1a: a stable hash of the model description, the same on every machine.
+inline std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+inline std::vector<std::string> split_lines(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+inline int& ddp_instance_counter() {
+  static int n = 0;
+  return n;
+}
+
+}  // namespace detail
+
+template <class M>
+class DistributedDataParallel {
+ public:
+  /// Wraps `module` (which must outlive this object). Collective: every rank constructs
+  /// its DDP at the same point. Throws DistConfigError naming the first difference when
+  /// the ranks' models or bucket layouts differ.
+  DistributedDataParallel(M& module, std::shared_ptr<ProcessGroup> pg, DistributedDataParallelOptions opts = {})
+      : module_(module), pg_(std::move(pg)) {
+    TINYNET_CHECK(ValueError, pg_ != nullptr, "DistributedDataParallel: no process group");
+    TINYNET_CHECK(ValueError, opts.bucket_cap_mb > 0 && opts.first_bucket_cap_mb > 0,
+                  "DistributedDataParallel: bucket caps must be positive");
+    auto params = module_.named_parameters();
+    TINYNET_CHECK(ValueError, !params.empty(), "DistributedDataParallel: the module has no parameters");
+    reducer_ = std::make_shared<detail::Reducer>(pg_, params, opts);
+    check_agreement();
+    sync_from_rank0();
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      std::weak_ptr<detail::Reducer> weak = reducer_;
+      params[i].second.register_post_accumulate_grad_hook([weak, i](Tensor&) {
+        if (auto r = weak.lock(); r && r->active) r->on_grad_ready(i);
+      });
+    }
+  }
+  DistributedDataParallel(const DistributedDataParallel&) = delete;
+  DistributedDataParallel& operator=(const DistributedDataParallel&) = delete;
+  ~DistributedDataParallel() { reducer_->active = false; }
+
+  /// The module's forward, after checking the previous backward's reduction completed.
+  template <class... Args>
+  decltype(auto) operator()(Args&&... args) {
+    reducer_->check_idle();
+    return module_(std::forward<Args>(args)...);
+  }
+  M& module() { return module_; }
+  ProcessGroup& process_group() { return *pg_; }
+  /// Parameter names of each bucket, in launch order.
+  std::vector<std::vector<std::string>> bucket_names() const {
+    std::vector<std::vector<std::string>> out;
+    for (const auto& b : reducer_->buckets()) {
+      out.emplace_back();
+      for (std::size_t i : b.params) out.back().push_back(reducer_->params()[i].first);
+    }
+    return out;
+  }
+
+ private:
+  std::string description() const {
+    std::ostringstream d;
+    for (const auto& [name, t] : module_.named_parameters()) d << "parameter " << name << " " << t.shape() << " " << t.dtype() << "\n";
+    for (const auto& [name, t] : module_.named_buffers()) d << "buffer " << name << " " << t.shape() << " " << t.dtype() << "\n";
+    for (const auto& b : bucket_names()) d << "bucket of " << b.size() << " starting at " << b.front() << "\n";
+    return d.str();
+  }
+
+  void check_agreement() {
+    const std::string mine = description();
+    const std::string key = "ddp/" + std::to_string(detail::ddp_instance_counter()++) + "/model/";
+    pg_->store().set(key + std::to_string(pg_->rank()), mine);
+    Tensor h = empty({1}, {DType::int64});
+    *h.data<std::int64_t>() = static_cast<std::int64_t>(detail::fnv1a(mine));
+    Tensor all = empty({pg_->size()}, {DType::int64});
+    pg_->allgather(h, all);  // fixed size on every rank: safe before agreement is known
+    const std::int64_t* hashes = all.data<std::int64_t>();
+    for (int r = 0; r < pg_->size(); ++r) {
+      if (hashes[r] == *h.data<std::int64_t>()) continue;
+      const std::string theirs = pg_->store().get(key + std::to_string(r));
+      const auto a = detail::split_lines(mine), b = detail::split_lines(theirs);
+      std::size_t i = 0;
+      while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+      const std::string here = i < a.size() ? "'" + a[i] + "'" : "nothing more";
+      const std::string there = i < b.size() ? "'" + b[i] + "'" : "nothing more";
+      throw DistConfigError("DistributedDataParallel: rank " + std::to_string(pg_->rank()) + "'s model differs from rank " +
+                            std::to_string(r) + "'s: entry " + std::to_string(i + 1) + " is " + here + " here and " +
+                            there + " on rank " + std::to_string(r) + "; every rank must build the same model");
+    }
+  }
+
+  void sync_from_rank0() {
+    for (auto& [name, t] : module_.named_parameters()) {
+      Tensor data = t.detach();
+      pg_->broadcast(data, 0);
+    }
+    for (auto& [name, t] : module_.named_buffers()) {
+      Tensor data = t.detach();
+      pg_->broadcast(data, 0);
+    }
+  }
+
+  M& module_;
+  std::shared_ptr<ProcessGroup> pg_;
+  std::shared_ptr<detail::Reducer> reducer_;
+};
+
+}  // namespace tinynet::dist

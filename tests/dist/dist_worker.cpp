@@ -1,0 +1,250 @@
+// One rank of a multi-process test, started by run_ranks.py with RANK, WORLD_SIZE,
+// MASTER_ADDR and MASTER_PORT set. Modes:
+//   collectives          sum/avg all-reduce (sizes 0, 1, odd, >= 4M), broadcast, allgather, barrier
+//   ddp STEPS BATCH MODEL [CAP_MB]   DDP vs. one process with batch WORLD*BATCH; MODEL seq|free
+//   train STEPS          DDP training that prints "step N" (for the fault tests)
+//   mismatch BAD_RANK    BAD_RANK builds a different model: DDP must refuse at start-up
+//   buckets BAD_RANK     BAD_RANK uses a different bucket size
+//   join                 rendezvous and a barrier only
+// Flags after the mode: --timeout SECONDS (default 20), --init METHOD (default env://). Errors exit with the MNIST
+// example's exit codes (exit_codes.hpp), so the tests check that mapping too.
+
+#include <tinynet/dist/dist.hpp>
+#include <tinynet/optim/sgd.hpp>
+#include <tinynet/tinynet.hpp>
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "exit_codes.hpp"
+
+using namespace tinynet;
+namespace nn = tinynet::nn;
+using dist::ProcessGroup;
+using dist::ReduceOp;
+
+namespace {
+
+using SeqNet = nn::Sequential<nn::Input<1, 8, 8>, nn::Conv2d<4, 3>, nn::ReLU, nn::MaxPool2d<2>, nn::Flatten,
+                              nn::Linear<16>, nn::ReLU, nn::Linear<10>, nn::LogSoftmax>;
+
+// Free-form: a shared layer applied twice and a skip connection.
+template <int Hidden>
+struct FreeNet : nn::Module<FreeNet<Hidden>> {
+  nn::Linear<Hidden> fc1{64};
+  nn::Linear<Hidden> mid{Hidden};
+  nn::Linear<10> out{Hidden};
+  Tensor forward(const Tensor& x) {
+    Tensor h = relu(fc1(x.flatten(1)));
+    h = h + relu(mid(relu(mid(h))));
+    return log_softmax(out(h), 1);
+  }
+  template <class V>
+  void visit(V&& v) {
+    v("fc1", fc1);
+    v("mid", mid);
+    v("out", out);
+  }
+};
+
+[[noreturn]] void fail(const std::string& what) { throw Error("check failed: " + what); }
+
+std::uint64_t bytes_hash(const void* p, std::size_t n, std::uint64_t h = 1469598103934665603ull) {
+  const auto* c = static_cast<const unsigned char*>(p);
+  for (std::size_t i = 0; i < n; ++i) h = (h ^ c[i]) * 1099511628211ull;
+  return h;
+}
+
+// Every rank passes its hash; all must be equal.
+void check_identical(ProcessGroup& pg, std::uint64_t h, const std::string& what) {
+  Tensor mine = empty({1}, {DType::int64});
+  *mine.data<std::int64_t>() = static_cast<std::int64_t>(h);
+  Tensor all = empty({pg.size()}, {DType::int64});
+  pg.allgather(mine, all);
+  for (int r = 0; r < pg.size(); ++r)
+    if (all.data<std::int64_t>()[r] != static_cast<std::int64_t>(h)) fail(what + " differs between ranks");
+}
+
+template <typename T>
+void collective_sum_avg(ProcessGroup& pg, std::int64_t n) {
+  const int w = pg.size(), r = pg.rank();
+  const DType dt = dtype_of<T>();
+  Tensor s = empty({n}, {dt}), a = empty({n}, {dt});
+  for (std::int64_t i = 0; i < n; ++i) s.data<T>()[i] = a.data<T>()[i] = static_cast<T>(r + 1) + static_cast<T>(i % 13) * T(0.25);
+  const auto t0 = std::chrono::steady_clock::now();
+  pg.allreduce(s, ReduceOp::sum);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if constexpr (std::is_floating_point_v<T>) pg.allreduce(a, ReduceOp::avg);  // avg is for floating tensors
+  for (std::int64_t i = 0; i < n; ++i) {
+    // Every term is a multiple of 1/4 far below 2^20: the sums are exact in any order.
+    const T sum = static_cast<T>(w * (w + 1) / 2) + static_cast<T>(w) * static_cast<T>(i % 13) * T(0.25);
+    if (s.data<T>()[i] != sum) fail("sum of " + std::to_string(n) + " at " + std::to_string(i));
+    if (std::is_floating_point_v<T> && a.data<T>()[i] != sum / static_cast<T>(w)) fail("avg of " + std::to_string(n) + " at " + std::to_string(i));
+  }
+  const std::uint64_t avg_hash = std::is_floating_point_v<T> ? bytes_hash(a.raw_data(), a.nbytes()) : 0;
+  check_identical(pg, bytes_hash(s.raw_data(), s.nbytes(), avg_hash),
+                  "all-reduce result of " + std::to_string(n));
+  std::printf("allreduce %s n=%" PRId64 " ok (%.2f ms)\n", dtype_name(dt), n, ms);
+}
+
+int collectives(ProcessGroup& pg) {
+  for (std::int64_t n : {0, 1, 7, 1001, (4 << 20) + 3}) collective_sum_avg<float>(pg, n);
+  collective_sum_avg<double>(pg, 1001);
+  collective_sum_avg<std::int64_t>(pg, 9);
+  const int root = pg.size() - 1;
+  Tensor b = full({1001}, pg.rank() * 1.5);
+  pg.broadcast(b, root);
+  for (std::int64_t i = 0; i < b.numel(); ++i)
+    if (b.data<float>()[i] != static_cast<float>(root * 1.5)) fail("broadcast");
+  Tensor g = from_vector<std::int64_t>({pg.rank(), pg.rank() * 10, pg.rank() * 100}, {3});
+  Tensor all = empty({3 * pg.size()}, {DType::int64});
+  pg.allgather(g, all);
+  for (int r = 0; r < pg.size(); ++r)
+    for (int k = 0; k < 3; ++k)
+      if (all.data<std::int64_t>()[3 * r + k] != r * (k == 0 ? 1 : k == 1 ? 10 : 100)) fail("allgather");
+  pg.barrier();
+  std::printf("collectives OK on rank %d of %d\n", pg.rank(), pg.size());
+  return 0;
+}
+
+// Rows [first, first + count) of x.
+Tensor rows(const Tensor& x, std::int64_t first, std::int64_t count) {
+  Shape s = x.shape();
+  const std::int64_t row = x.numel() / s[0];
+  std::vector<std::int64_t> dims;
+  for (int d = 0; d < s.rank(); ++d) dims.push_back(d == 0 ? count : s[d]);
+  Tensor out = empty(Shape(dims), x.options());
+  std::memcpy(out.raw_data(), static_cast<const char*>(x.raw_data()) + first * row * static_cast<std::int64_t>(element_size(x.dtype())),
+              out.nbytes());
+  return out;
+}
+
+template <class Model>
+int ddp_vs_single(const std::shared_ptr<ProcessGroup>& pg, int steps, std::int64_t batch, double cap_mb) {
+  const int w = pg->size(), r = pg->rank();
+  manual_seed(7);
+  const Tensor x = randn({steps * w * batch, 1, 8, 8});
+  std::vector<std::int64_t> labels;
+  for (std::int64_t i = 0; i < steps * w * batch; ++i) labels.push_back((i * 7 + 3) % 10);
+  const Tensor y = from_vector<std::int64_t>(labels, {steps * w * batch});
+
+  manual_seed(100);
+  Model reference;  // what rank 0 starts from
+  manual_seed(100 + static_cast<std::uint64_t>(r));
+  Model model;  // a different start on every other rank: DDP must replace it with rank 0's
+  dist::DistributedDataParallel ddp(model, pg, {.bucket_cap_mb = cap_mb, .first_bucket_cap_mb = cap_mb});
+  std::printf("buckets: %zu\n", ddp.bucket_names().size());
+  for (const auto& [name, p] : model.named_parameters()) {
+    const Tensor& q = reference.state_dict().at(name);
+    if (std::memcmp(p.raw_data(), q.raw_data(), p.nbytes()) != 0) fail("rank 0's parameters were not broadcast: " + name);
+  }
+
+  optim::SGD opt(model.parameters(), {.lr = 0.05, .momentum = 0.9});
+  optim::SGD ref_opt(reference.parameters(), {.lr = 0.05, .momentum = 0.9});
+  for (int s = 0; s < steps; ++s) {
+    const std::int64_t first = static_cast<std::int64_t>(s) * w * batch;
+    opt.zero_grad();
+    nll_loss(ddp(rows(x, first + r * batch, batch)), rows(y, first + r * batch, batch)).backward();
+    opt.step();
+    ref_opt.zero_grad();
+    nll_loss(reference(rows(x, first, w * batch)), rows(y, first, w * batch)).backward();
+    ref_opt.step();
+  }
+  double max_diff = 0;
+  std::uint64_t h = 1469598103934665603ull;
+  for (const auto& [name, p] : model.named_parameters()) {
+    const Tensor& q = reference.state_dict().at(name);
+    const auto* a = static_cast<const float*>(p.raw_data());
+    const auto* b = static_cast<const float*>(q.raw_data());
+    for (std::int64_t i = 0; i < p.numel(); ++i) max_diff = std::max(max_diff, std::abs(static_cast<double>(a[i]) - b[i]));
+    h = bytes_hash(p.raw_data(), p.nbytes(), h);
+  }
+  std::printf("max |ddp - single| = %.3g after %d steps\n", max_diff, steps);
+  // Float32 sums in another order: a few ulps per step on values of order 0.1-1, compounded
+  // over the steps by momentum; 1e-5 is well above that and far below any real error
+  // (a missing average or a stale gradient moves parameters by ~1e-2).
+  if (max_diff > 1e-5) fail("DDP parameters differ from the single-process run by " + std::to_string(max_diff));
+  check_identical(*pg, h, "parameters after training");
+  std::printf("ddp OK on rank %d of %d\n", r, w);
+  return 0;
+}
+
+int train(const std::shared_ptr<ProcessGroup>& pg, int steps) {
+  manual_seed(1);
+  FreeNet<256> model;
+  dist::DistributedDataParallel ddp(model, pg);
+  optim::SGD opt(model.parameters(), {.lr = 0.01});
+  const Tensor x = randn({64, 1, 8, 8});
+  std::vector<std::int64_t> labels(64, 3);
+  const Tensor y = from_vector<std::int64_t>(labels, {64});
+  for (int s = 0; s < steps; ++s) {
+    opt.zero_grad();
+    nll_loss(ddp(x), y).backward();
+    opt.step();
+    std::printf("step %d\n", s);
+    std::fflush(stdout);
+  }
+  pg->barrier();
+  return 0;
+}
+
+template <class M>
+int build_ddp(const std::shared_ptr<ProcessGroup>& pg, double cap_mb) {
+  M model;
+  dist::DistributedDataParallel ddp(model, pg, {.bucket_cap_mb = cap_mb, .first_bucket_cap_mb = cap_mb});
+  pg->barrier();
+  std::printf("models agree\n");
+  return 0;
+}
+
+int run(int argc, char** argv) {
+  if (argc < 2) throw ValueError("usage: dist_worker MODE [ARGS] [--timeout SECONDS]");
+  std::vector<std::string> args(argv + 1, argv + argc);
+  double timeout_s = 20;
+  std::string init = "env://";
+  for (std::size_t i = 0; i + 1 < args.size();) {
+    if (args[i] != "--timeout" && args[i] != "--init") {
+      ++i;
+      continue;
+    }
+    if (args[i] == "--timeout") timeout_s = std::stod(args[i + 1]);
+    else init = args[i + 1];
+    args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+  }
+  set_num_threads(1);
+  const std::string mode = args[0];
+  auto arg = [&](std::size_t i) -> const std::string& {
+    if (i >= args.size()) throw ValueError("dist_worker " + mode + ": missing argument " + std::to_string(i));
+    return args[i];
+  };
+  auto pg = dist::init_process_group("gloo", init,
+                                     std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000)));
+  if (mode == "collectives") return collectives(*pg);
+  if (mode == "ddp") {
+    const int steps = std::stoi(arg(1));
+    const std::int64_t batch = std::stoll(arg(2));
+    const double cap = args.size() > 4 ? std::stod(args[4]) : 25.0;
+    if (arg(3) == "seq") return ddp_vs_single<SeqNet>(pg, steps, batch, cap);
+    return ddp_vs_single<FreeNet<32>>(pg, steps, batch, cap);
+  }
+  if (mode == "train") return train(pg, std::stoi(arg(1)));
+  if (mode == "mismatch")
+    return pg->rank() == std::stoi(arg(1)) ? build_ddp<FreeNet<24>>(pg, 25) : build_ddp<FreeNet<32>>(pg, 25);
+  if (mode == "buckets") return build_ddp<FreeNet<32>>(pg, pg->rank() == std::stoi(arg(1)) ? 0.001 : 25);
+  if (mode == "join") {
+    pg->barrier();
+    std::printf("joined as rank %d of %d\n", pg->rank(), pg->size());
+    return 0;
+  }
+  throw ValueError("dist_worker: unknown mode " + mode);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return mnist::run_guarded([&] { return run(argc, argv); });
+}

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""The MNIST example trained data-parallel on the real data, started the ways users start it:
+by hand, by torchrun (--standalone, and static rendezvous where torchrun's agent hosts the
+store), as a Kubeflow PyTorchJob's pods would be, killed and restarted from checkpoints,
+and for accuracy against a single process. Every run has a hard deadline.
+
+Usage: mnist_launch.py SCENARIO MNIST_BINARY DATA_DIR WORK_DIR
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run_ranks import Rank, dump, expect, fail, finish, free_port, launch, wait_for_line  # noqa: E402
+
+TORCHRUN = "/usr/bin/torchrun"
+
+
+def accuracy(text):
+    m = re.findall(r"^accuracy=([0-9.]+)$", text, re.M)
+    if not m:
+        fail("no accuracy= line in:\n" + text)
+    return float(m[-1])
+
+
+def by_hand(mnist, data, work):
+    args = [mnist, "--data-dir", data, "--epochs", "1", "--limit-train-batches", "30", "--log-interval", "10",
+            "--save-model", "--model-path", os.path.join(work, "model.tnet")]
+    procs = launch(args, 2, free_port(), extra_env={"OMP_NUM_THREADS": "1"})
+    codes = finish(procs, 300)
+    expect(codes == [0, 0], f"exit codes {codes}", procs)
+    expect(procs[1].out == "", "rank 1 printed log lines", procs)
+    expect("Epoch: 1 (" in procs[0].out and accuracy(procs[0].out) > 0.8, "rank 0's log lines", procs)
+    saved = sum("Saved the model" in p.err for p in procs)
+    expect(saved == 1 and os.path.exists(os.path.join(work, "model.tnet")), "model not written by rank 0 alone", procs)
+    for r, p in enumerate(procs):
+        expect(f"rank {r} of 2: tinynet mnist:" in p.err and "1 threads (OMP_NUM_THREADS)" in p.err,
+               "per-rank thread line missing", procs)
+    print(procs[0].out + procs[0].err)
+
+
+def torchrun(mnist, data, work, static):
+    """torchrun --no_python: Debian's torch 1.13 needs the underscore flag spellings and
+    -r 1 -t 1 --log_dir (its default output redirects crash on Python 3.11)."""
+    if not os.path.exists(TORCHRUN):
+        print("SKIP: torchrun (python3-torch) is not installed")
+        return
+    logs = os.path.join(work, "logs")
+    shutil.rmtree(logs, ignore_errors=True)
+    if static:
+        port = free_port()
+        how = ["--nnodes", "1", "--node_rank", "0", "--master_addr", "127.0.0.1", "--master_port", str(port)]
+    else:
+        how = ["--standalone"]
+    cmd = [TORCHRUN] + how + ["--nproc_per_node", "2", "--no_python", "-r", "1", "-t", "1", "--log_dir", logs,
+                              mnist, "--data-dir", data, "--epochs", "1", "--limit-train-batches", "20",
+                              "--log-interval", "10", "--dist-timeout", "120"]
+    env = dict(os.environ)
+    for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK", "OMP_NUM_THREADS"):
+        env.pop(k, None)
+    p = Rank(cmd, env)
+    try:
+        code = p.wait(time.monotonic() + 300)
+    except subprocess.TimeoutExpired:
+        dump([p])
+        fail("torchrun did not finish within 300 s")
+    expect(code == 0, f"torchrun exited {code}", [p])
+    # torchrun echoes each rank's stdout prefixed [defaultN]:
+    both = p.out + p.err
+    expect("[default0]:accuracy=" in both, "rank 0's accuracy line not in torchrun's output", [p])
+    expect("[default1]:accuracy=" not in both, "rank 1 printed log lines", [p])
+    # torchrun gives each worker OMP_NUM_THREADS=1; the ranks say so (on stderr, which -r 1
+    # leaves on torchrun's own).
+    for r in range(2):
+        expect(f"rank {r} of 2: tinynet mnist: model net, optimizer adadelta, 1 threads (OMP_NUM_THREADS)" in both,
+               f"rank {r}'s thread line missing", [p])
+    if static:
+        expect("address already in use" not in both.lower(), "a rank tried to bind torchrun's port", [p])
+    print(both)
+
+
+def kubeflow(mnist, data, work):
+    """The environment training-operator v1 gives a PyTorchJob's pods: MASTER_ADDR names the
+    master pod's service (here: localhost), MASTER_PORT, WORLD_SIZE, RANK = pod index (Master 0,
+    Worker i -> i+1), PYTHONUNBUFFERED; no LOCAL_RANK, no OMP_NUM_THREADS."""
+    port = free_port()
+    args = [mnist, "--data-dir", data, "--epochs", "1", "--limit-train-batches", "20", "--log-interval", "10",
+            "--threads", "1"]
+    procs = []
+    for r in range(2):
+        env = {k: v for k, v in os.environ.items() if k not in ("LOCAL_RANK", "OMP_NUM_THREADS")}
+        env.update(MASTER_ADDR="localhost", MASTER_PORT=str(port), WORLD_SIZE="2", RANK=str(r), PYTHONUNBUFFERED="1")
+        procs.append(Rank(args, env))
+    codes = finish(procs, 300)
+    expect(codes == [0, 0], f"exit codes {codes}", procs)
+    expect(accuracy(procs[0].out) > 0.7 and procs[1].out == "", "master's metrics lines", procs)
+    print(procs[0].out)
+
+
+def kill_and_resume(mnist, data, work):
+    """A rank killed in epoch 2 takes the job down with a retryable exit code; restarting the
+    whole job with --resume (as restartPolicy OnFailure does) continues from rank 0's epoch-1
+    checkpoint and ends with the uninterrupted run's accuracy."""
+    common = [mnist, "--data-dir", data, "--epochs", "2", "--limit-train-batches", "40", "--log-interval", "1",
+              "--dist-timeout", "30"]
+    env = {"OMP_NUM_THREADS": "1"}
+    whole = launch(common, 2, free_port(), extra_env=env)
+    codes = finish(whole, 300)
+    expect(codes == [0, 0], f"uninterrupted run: exit codes {codes}", whole)
+    expected = accuracy(whole[0].out)
+
+    ckpt = os.path.join(work, "ckpt")
+    shutil.rmtree(ckpt, ignore_errors=True)
+    args = common + ["--checkpoint-dir", ckpt, "--resume"]
+    first = launch(args, 2, free_port(), extra_env=env)
+    wait_for_line(first[0], "Epoch: 2 ( 25.0%)", 200)
+    os.kill(first[1].proc.pid, signal.SIGKILL)
+    codes = finish(first[:1], 60)
+    first[1].proc.wait()
+    expect(codes[0] in (200, 201), f"rank 0 exited {codes[0]} after its peer was killed, expected 200 or 201", first)
+    expect(os.path.exists(os.path.join(ckpt, "checkpoint.tnet")), "no checkpoint after epoch 1", first)
+
+    again = launch(args, 2, free_port(), extra_env=env)
+    codes = finish(again, 300)
+    expect(codes == [0, 0], f"restarted run: exit codes {codes}", again)
+    expect("Resumed from" in again[0].err and "Epoch: 1 (" not in again[0].out, "did not resume after epoch 1", again)
+    got = accuracy(again[0].out)
+    expect(got == expected, f"resumed run ends at accuracy {got}, uninterrupted run at {expected}", again)
+    print(f"killed in epoch 2, exit {codes}; resumed run accuracy {got} == uninterrupted {expected}")
+
+
+def accuracy_vs_single(mnist, data, work):
+    """One full epoch: 2 ranks x 1 thread against 1 process x 2 threads, same settings."""
+    single = Rank([mnist, "--data-dir", data, "--epochs", "1", "--threads", "2", "--log-interval", "100"],
+                  {k: v for k, v in os.environ.items() if k not in ("WORLD_SIZE", "RANK")})
+    single.wait(time.monotonic() + 600)
+    expect(single.proc.returncode == 0, "single-process run failed", [single])
+    procs = launch([mnist, "--data-dir", data, "--epochs", "1", "--log-interval", "100"], 2, free_port(),
+                   extra_env={"OMP_NUM_THREADS": "1"})
+    codes = finish(procs, 600)
+    expect(codes == [0, 0], f"exit codes {codes}", procs)
+    a1, a2 = accuracy(single.out), accuracy(procs[0].out)
+    print(f"single process: accuracy {a1:.4f}; 2 ranks: {a2:.4f}; difference {abs(a1 - a2) * 100:.2f} points")
+    print(single.err + procs[0].err + procs[1].err)
+    expect(abs(a1 - a2) <= 0.003, "2-rank accuracy is not within 0.3 points of the single process", procs)
+
+
+def main():
+    scenario, mnist, data, work = sys.argv[1:5]
+    os.makedirs(work, exist_ok=True)
+    {"by-hand": by_hand, "torchrun-standalone": lambda *a: torchrun(*a, static=False),
+     "torchrun-static": lambda *a: torchrun(*a, static=True), "kubeflow": kubeflow,
+     "kill-and-resume": kill_and_resume, "accuracy": accuracy_vs_single}[scenario](mnist, data, work)
+    print("OK")
+
+
+if __name__ == "__main__":
+    main()
