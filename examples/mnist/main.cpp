@@ -90,7 +90,7 @@ template <class Model>
 int train(const Options& o, const Distributed& dist, Model model, Device device) {
   model.to(device);
   const Clock::time_point load_start = Clock::now();
-  auto train_loader = make_train_loader(o, dist, load_split(o, true));
+  auto train_loader = make_train_loader(o, dist, load_split(o, true), device.is_cuda());
   data::DataLoader test_loader(load_split(o, false), {.batch_size = o.test_batch_size});
   std::fprintf(stderr, "Loaded %s: %lld training and %lld test images in %.1f s\n", o.dataset.c_str(),
                static_cast<long long>(train_loader.dataset().size()),

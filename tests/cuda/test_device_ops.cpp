@@ -2,6 +2,8 @@
 // float32, float64 gradchecks run on the device, and the same dropout masks.
 // Built twice: by g++ on the emulated device (CPU-only CI) and by nvcc for a real GPU.
 
+#include <tinynet/data/dataloader.hpp>
+
 #include "device_testing.hpp"
 
 using namespace tinynet;
@@ -179,4 +181,30 @@ TEST_CASE("ops refuse to mix devices", "[cuda]") {
   CHECK_THROWS_AS(a + a.to(kCuda), TypeError);
   CHECK_THROWS_AS(linear(a.to(kCuda), input32({4, 3}, 61, false)), TypeError);
   CHECK_THROWS_AS(Device::cuda(1).str() == "" ? Tensor() : zeros({1}, {.device = Device::cuda(1)}), Error);
+}
+
+TEST_CASE("pinned host memory uploads the same values, and the DataLoader pins batches on request", "[cuda]") {
+  const Tensor a = input32({64, 1, 28, 28}, 90, false);
+  const Tensor pinned = a.pin_memory();
+  CHECK(pinned.is_pinned());
+  CHECK_FALSE(a.is_pinned());
+  CHECK(pinned.pin_memory().is_same(pinned));
+  CHECK(values(pinned) == values(a));
+  CHECK(values(host(pinned.to(kCuda))) == values(a));
+  CHECK_THROWS_AS(a.to(kCuda).pin_memory(), TypeError);
+
+  data::TensorDataset ds(a, from_vector<std::int64_t>(std::vector<std::int64_t>(64, 3), {64}));
+  data::DataLoader loader(ds, {.batch_size = 16, .pin_memory = true});
+  const std::vector<double> all = values(a);
+  const std::size_t per_batch = 16 * 28 * 28;
+  std::size_t k = 0;
+  for (auto& batch : loader) {
+    CHECK(batch.data.is_pinned());
+    CHECK(batch.target.is_pinned());
+    const std::vector<double> expected(all.begin() + static_cast<std::ptrdiff_t>(k * per_batch),
+                                       all.begin() + static_cast<std::ptrdiff_t>((k + 1) * per_batch));
+    CHECK(values(host(batch.data.to(kCuda))) == expected);
+    ++k;
+  }
+  CHECK(k == 4);
 }

@@ -35,6 +35,10 @@ class Storage {
       : nbytes_(nbytes), device_(device), alloc_(&allocator_for(device)) {
     data_ = alloc_->allocate(nbytes);
   }
+  /// Host storage from a given allocator (pinned memory).
+  Storage(std::size_t nbytes, Device device, Allocator& alloc) : nbytes_(nbytes), device_(device), alloc_(&alloc) {
+    data_ = alloc_->allocate(nbytes);
+  }
   ~Storage() { alloc_->deallocate(data_, nbytes_); }
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -42,6 +46,7 @@ class Storage {
   void* data() const { return data_; }
   std::size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  const Allocator& allocator() const { return *alloc_; }
 
  private:
   void* data_ = nullptr;

@@ -170,6 +170,17 @@ class Tensor {
   Tensor to(DType dtype) const;
   /// A deep copy on the same device (a new leaf, not on the tape).
   Tensor clone() const { return to(device()); }
+  /// A copy in pinned (page-locked) host memory, from which copies to the GPU do not
+  /// block the host (PyTorch's pin_memory); needs the CUDA backend and a GPU.
+  Tensor pin_memory() const;
+  /// True when this CPU tensor lives in pinned memory.
+  bool is_pinned() const {
+#if defined(TINYNET_WITH_CUDA)
+    return &impl().storage->allocator() == &pinned_allocator();
+#else
+    return false;
+#endif
+  }
   /// Copies `src`'s values into this tensor (same numel, any device); not recorded.
   Tensor& copy_(const Tensor& src);
   /// Sets every element to `value`; not recorded.
@@ -238,7 +249,8 @@ inline void copy_elements(const Tensor& dst, const Tensor& src) {
   const cuda::CopyKind kind = src.device().is_cpu()   ? cuda::CopyKind::host_to_device
                               : dst.device().is_cpu() ? cuda::CopyKind::device_to_host
                                                       : cuda::CopyKind::device_to_device;
-  cuda::copy(dst.raw_data(), src.raw_data(), dst.nbytes(), kind);
+  cuda::copy(dst.raw_data(), src.raw_data(), dst.nbytes(), kind,
+             kind == cuda::CopyKind::host_to_device && src.is_pinned() ? src.impl().storage : nullptr);
 #else
   throw TypeError("copy between " + src.device().str() + " and " + dst.device().str() +
                   " needs the CUDA backend (compile with nvcc)");
@@ -249,6 +261,23 @@ inline Tensor Tensor::to(Device dev) const {
   Tensor out(shape(), {dtype(), dev, false});
   copy_elements(out, *this);
   return out;
+}
+
+inline Tensor Tensor::pin_memory() const {
+  TINYNET_CHECK(TypeError, device().is_cpu(), "pin_memory(): tensor is on ", device(), "; only CPU tensors can be pinned");
+#if defined(TINYNET_WITH_CUDA)
+  TINYNET_CHECK(Error, cuda::is_available(), "pin_memory(): no CUDA device is present to pin memory for");
+  if (is_pinned()) return *this;
+  auto p = std::make_shared<detail::TensorImpl>();
+  p->storage = std::make_shared<detail::Storage>(nbytes(), Device::cpu(), pinned_allocator());
+  p->shape = shape();
+  p->dtype = dtype();
+  Tensor out(std::move(p));
+  if (nbytes() != 0) std::memcpy(out.raw_data(), raw_data(), nbytes());
+  return out;
+#else
+  throw TypeError("pin_memory(): this translation unit was compiled without CUDA (compile it with nvcc)");
+#endif
 }
 
 inline Tensor Tensor::to(DType t) const {

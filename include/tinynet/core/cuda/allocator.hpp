@@ -19,6 +19,12 @@ inline Allocator& cuda_allocator(int device) {
   return *a;
 }
 
+/// The caching allocator of pinned (page-locked) host memory for batch uploads.
+inline Allocator& pinned_allocator() {
+  static auto* a = new detail::CachingAllocator<cuda::PinnedHostMemory>();
+  return *a;
+}
+
 }  // namespace tinynet
 
 #endif  // TINYNET_WITH_CUDA

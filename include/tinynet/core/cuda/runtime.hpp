@@ -21,7 +21,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "tinynet/core/error.hpp"
 
@@ -142,6 +146,30 @@ struct DeviceMemory {
   }
 };
 
+/// Page-locked host memory, which the GPU reads by DMA while the host goes on: batch
+/// uploads from it are asynchronous (Tensor::pin_memory, DataLoader's pin_memory).
+struct PinnedHostMemory {
+  static void* allocate(std::size_t nbytes) {
+#if defined(__CUDACC__)
+    void* p = nullptr;
+    if (!is_available() || cudaMallocHost(&p, nbytes) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    return p;
+#else
+    return std::aligned_alloc(64, nbytes);
+#endif
+  }
+  static void release(void* p) {
+#if defined(__CUDACC__)
+    (void)cudaFreeHost(p);
+#else
+    std::free(p);
+#endif
+  }
+};
+
 namespace detail {
 
 /// Device-side error codes, raised by kernels that find bad input (an out-of-range class
@@ -160,6 +188,54 @@ inline int* error_word() {
     return w;
   }();
   return word;
+}
+
+}  // namespace detail
+
+namespace detail {
+
+/// Host buffers that asynchronous copies still read, each released once the stream has
+/// passed the copy (checked at every new pinned copy and at each synchronisation).
+class KeepAlive {
+ public:
+  void hold(std::shared_ptr<void> owner) {
+#if defined(__CUDACC__)
+    cudaEvent_t e = nullptr;
+    check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    check(cudaEventRecord(e, stream()), "cudaEventRecord");
+    std::lock_guard lock(mu_);
+    release_done();
+    held_.emplace_back(e, std::move(owner));
+#else
+    (void)owner;  // emulated copies are complete on return
+#endif
+  }
+  void release_done() {
+#if defined(__CUDACC__)
+    while (!held_.empty() && cudaEventQuery(held_.front().first) == cudaSuccess) {
+      (void)cudaEventDestroy(held_.front().first);
+      held_.pop_front();
+    }
+#endif
+  }
+  void release_all_after_sync() {
+#if defined(__CUDACC__)
+    std::lock_guard lock(mu_);
+    for (auto& [e, owner] : held_) (void)cudaEventDestroy(e);
+    held_.clear();
+#endif
+  }
+
+ private:
+#if defined(__CUDACC__)
+  std::mutex mu_;
+  std::deque<std::pair<cudaEvent_t, std::shared_ptr<void>>> held_;
+#endif
+};
+
+inline KeepAlive& keep_alive() {
+  static auto* k = new KeepAlive();  // leaked: may be used while statics are destroyed
+  return *k;
 }
 
 }  // namespace detail
@@ -183,6 +259,7 @@ inline void synchronize() {
 #else
   code = std::atomic_ref<int>(*detail::error_word()).exchange(0);
 #endif
+  detail::keep_alive().release_all_after_sync();
   TINYNET_CHECK(IndexError, !(code & detail::kIndexOutOfRange),
                 "a CUDA kernel found an index out of range (nll_loss: a target outside [0, classes))");
 }
@@ -190,8 +267,12 @@ inline void synchronize() {
 /// Where a copy goes from and to.
 enum class CopyKind { host_to_device, device_to_host, device_to_device };
 
-/// Copies `nbytes`; a copy to the host waits for it (and reports kernel errors).
-inline void copy(void* dst, const void* src, std::size_t nbytes, CopyKind kind) {
+/// Copies `nbytes`; a copy to the host waits for it (and reports kernel errors). A copy
+/// from pinned host memory (`src_owner` set: the storage that owns `src`) returns at once
+/// and keeps the source alive until the stream has read it; from pageable memory the
+/// driver stages the data before returning.
+inline void copy(void* dst, const void* src, std::size_t nbytes, CopyKind kind,
+                 std::shared_ptr<void> src_owner = nullptr) {
   if (nbytes == 0) return;
 #if defined(__CUDACC__)
   const cudaMemcpyKind k = kind == CopyKind::host_to_device   ? cudaMemcpyHostToDevice
@@ -202,6 +283,7 @@ inline void copy(void* dst, const void* src, std::size_t nbytes, CopyKind kind) 
   std::memcpy(dst, src, nbytes);
 #endif
   if (kind == CopyKind::device_to_host) synchronize();
+  else if (src_owner) detail::keep_alive().hold(std::move(src_owner));
 }
 
 /// p[0..n) = value on the device.
