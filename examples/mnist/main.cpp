@@ -110,7 +110,13 @@ int train(const Options& o, const Distributed& dist, Model model, Device device)
 
   const std::int64_t batches = o.limit_train_batches > 0 ? std::min(o.limit_train_batches, train_loader.size())
                                                          : train_loader.size();
-  Monitor monitor(o, batches, *optimizer);
+  Options watched = o;  // rank 0 alone draws the bar and writes metrics files
+  if (!dist.is_main()) {
+    watched.metrics_jsonl.clear();
+    watched.tensorboard.clear();
+    watched.no_progress = true;
+  }
+  Monitor monitor(watched, batches, *optimizer);
   for (int epoch = first_epoch; epoch <= o.epochs; ++epoch) {
     model.train();
     train_loader.set_epoch(epoch);
