@@ -25,6 +25,7 @@ parser.add_argument("--warmup", type=int, default=10)
 parser.add_argument("--data-dir", default="data")
 parser.add_argument("--tuned", action="store_true")
 parser.add_argument("--sgemm", type=int, default=0)
+parser.add_argument("--device", default="cpu", help="cpu or cuda (data and model held on the device)")
 args = parser.parse_args()
 if args.tuned and os.environ.get("OPENBLAS_NUM_THREADS") != "1":
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
@@ -99,16 +100,25 @@ class LeNet(nn.Module):
 
 if args.model == "net":
     model, batch, macs = Net(), 64, 32 * 9 * 26 * 26 + 64 * 32 * 9 * 24 * 24 + 9216 * 128 + 128 * 10
-    opt = torch.optim.Adadelta(model.parameters(), lr=1.0)
 else:
     model, batch, macs = LeNet(), 100, 20 * 25 * 24 * 24 + 50 * 20 * 25 * 8 * 8 + 800 * 500 + 500 * 10
+device = torch.device(args.device)
+model, images, labels = model.to(device), images.to(device), labels.to(device)
+if args.model == "net":
+    opt = torch.optim.Adadelta(model.parameters(), lr=1.0)
+else:
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
 model.train()
 n = len(images)
 
 
+def sync():
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
 def step(s):
-    idx = torch.arange(s * batch, (s + 1) * batch) % n  # the same samples train_bench uses
+    idx = torch.arange(s * batch, (s + 1) * batch, device=device) % n  # the same samples train_bench uses
     opt.zero_grad()
     F.nll_loss(model(images[idx]), labels[idx]).backward()
     opt.step()
@@ -116,13 +126,15 @@ def step(s):
 
 for s in range(args.warmup):
     step(s)
+sync()
 t0 = time.perf_counter()
 for s in range(args.warmup, args.warmup + args.batches):
     step(s)
+sync()
 secs = time.perf_counter() - t0
 imgs = args.batches * batch
 print(json.dumps({
-    "impl": impl, "model": args.model, "threads": torch.get_num_threads(), "batch": batch, "batches": args.batches,
+    "impl": impl, "device": args.device, "model": args.model, "threads": torch.get_num_threads(), "batch": batch, "batches": args.batches,
     "seconds": round(secs, 4), "images_per_s": round(imgs / secs, 1), "gflops": round(imgs * 6 * macs / secs / 1e9, 2),
     "epoch_s": round(60000 / (imgs / secs), 2),
     "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages tinynet needs to build, test and train.
+# Installs the Debian 12 packages tinynet needs to build, test and train (doxygen builds
+# the API reference, python3-matplotlib draws tools/plot_metrics' figures, python3-yaml
+# reads the Katib manifest in a test).
 # Idempotent: apt runs only when a package is missing. Nothing is downloaded from
 # anywhere but Debian's archive. PyTorch (python3-torch) is always installed: its torchrun
 # launches the data-parallel tests. With --bench it also installs what bench/ needs to
@@ -11,6 +13,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   libeigen3-dev libtbb-dev libcereal-dev zlib1g-dev libcurl4-openssl-dev libssl-dev
   catch2 libcli11-dev nlohmann-json3-dev
+  doxygen python3-matplotlib python3-yaml
   libgloo-dev iproute2
   # torchrun and PyTorch's TCPStore, which the data-parallel tests launch and talk to.
   python3-torch

@@ -45,9 +45,14 @@ inline Distributed init_distributed(const Options& o) {
 
 /// The training loader: the whole set shuffled alone, this rank's DistributedSampler share
 /// in a data-parallel run (same seed on every rank, so the shares partition one permutation).
+/// `pin_memory` for a GPU run: batches upload without blocking the host.
 inline tinynet::data::DataLoader<tinynet::data::MNIST> make_train_loader(const Options& o, const Distributed& d,
-                                                                       tinynet::data::MNIST train_set) {
-  if (!d.group) return tinynet::data::DataLoader(std::move(train_set), {.batch_size = o.batch_size, .shuffle = true, .seed = o.seed});
+                                                                       tinynet::data::MNIST train_set,
+                                                                       bool pin_memory = false) {
+  if (!d.group)
+    return tinynet::data::DataLoader(
+        std::move(train_set),
+        {.batch_size = o.batch_size, .shuffle = true, .seed = o.seed, .pin_memory = pin_memory});
   auto sampler = std::make_unique<tinynet::data::DistributedSampler>(train_set.size(), d.world_size, d.rank,
                                                                      tinynet::data::DistributedSamplerOptions{.seed = o.seed});
   return tinynet::data::DataLoader(std::move(train_set), std::move(sampler), {.batch_size = o.batch_size});

@@ -20,6 +20,7 @@
 #include "exit_codes.hpp"
 #include "format.hpp"
 #include "models.hpp"
+#include "monitor.hpp"
 #include "options.hpp"
 
 namespace mnist {
@@ -30,6 +31,20 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+/// `t` on `device` (no copy when it is there already).
+Tensor on(Device device, const Tensor& t) { return t.device() == device ? t : t.to(device); }
+
+/// The device to train on, as the Python example picks it: CUDA unless --no-cuda or absent.
+Device pick_device(const Options& o) {
+#if defined(TINYNET_WITH_CUDA)
+  if (!o.no_cuda && tinynet::cuda::is_available()) return Device::cuda(0);
+  if (!o.no_cuda) std::fprintf(stderr, "No CUDA device found; training on the CPU\n");
+#else
+  if (!o.no_cuda) std::fprintf(stderr, "This build has no CUDA backend (build mnist_cuda for that); training on the CPU\n");
+#endif
+  return Device::cpu();
+}
 
 data::MNIST load_split(const Options& o, bool train) {
   const bool fashion = o.dataset == "fashion-mnist";
@@ -48,15 +63,15 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const Options& o, std::vector<T
 
 /// Test-set loss (mean NLL) and accuracy, printed as the Python trainer prints them.
 template <class Model>
-void test(Model& model, data::DataLoader<data::MNIST>& loader) {
+TestResult test(Model& model, data::DataLoader<data::MNIST>& loader, Device device) {
   model.eval();
   NoGradGuard no_grad;
   double loss_sum = 0;
   std::int64_t correct = 0, total = 0;
   for (auto& batch : loader) {
-    const Tensor out = model(batch.data);
-    loss_sum += nll_loss(out, batch.target, Reduction::sum).item();
-    const Tensor pred = argmax(out, 1);
+    const Tensor out = model(on(device, batch.data));
+    loss_sum += nll_loss(out, on(device, batch.target), Reduction::sum).item();
+    const Tensor pred = on(Device::cpu(), argmax(out, 1));
     for (std::int64_t i = 0; i < pred.numel(); ++i)
       correct += pred.data<std::int64_t>()[i] == batch.target.data<std::int64_t>()[i];
     total += pred.numel();
@@ -68,12 +83,14 @@ void test(Model& model, data::DataLoader<data::MNIST>& loader) {
   std::printf("loss=%.4f\n", loss_sum / static_cast<double>(total));
   std::printf("accuracy=%.4f\n", accuracy);
   std::fflush(stdout);
+  return {.loss = loss_sum / static_cast<double>(total), .accuracy = accuracy};
 }
 
 template <class Model>
-int train(const Options& o, const Distributed& dist, Model model) {
+int train(const Options& o, const Distributed& dist, Model model, Device device) {
+  model.to(device);
   const Clock::time_point load_start = Clock::now();
-  auto train_loader = make_train_loader(o, dist, load_split(o, true));
+  auto train_loader = make_train_loader(o, dist, load_split(o, true), device.is_cuda());
   data::DataLoader test_loader(load_split(o, false), {.batch_size = o.test_batch_size});
   std::fprintf(stderr, "Loaded %s: %lld training and %lld test images in %.1f s\n", o.dataset.c_str(),
                static_cast<long long>(train_loader.dataset().size()),
@@ -93,6 +110,13 @@ int train(const Options& o, const Distributed& dist, Model model) {
 
   const std::int64_t batches = o.limit_train_batches > 0 ? std::min(o.limit_train_batches, train_loader.size())
                                                          : train_loader.size();
+  Options watched = o;  // rank 0 alone draws the bar and writes metrics files
+  if (!dist.is_main()) {
+    watched.metrics_jsonl.clear();
+    watched.tensorboard.clear();
+    watched.no_progress = true;
+  }
+  Monitor monitor(watched, batches, *optimizer);
   for (int epoch = first_epoch; epoch <= o.epochs; ++epoch) {
     model.train();
     train_loader.set_epoch(epoch);
@@ -101,10 +125,12 @@ int train(const Options& o, const Distributed& dist, Model model) {
     for (auto& batch : train_loader) {
       if (batch_idx == batches) break;
       optimizer->zero_grad();
-      const Tensor loss = nll_loss(model(batch.data), batch.target);
+      const Tensor output = model(on(device, batch.data));
+      const Tensor loss = nll_loss(output, on(device, batch.target));
       loss.backward();
       optimizer->step();
       images += batch.target.numel();
+      monitor.after_step({epoch, batch_idx, images, seconds_since(start), loss, output, batch.target});
       if (batch_idx % o.log_interval == 0 && dist.is_main()) {
         std::printf("Epoch: %d (%s) - Loss: %s\n", epoch,
                     percentage(static_cast<double>(batch_idx) / static_cast<double>(batches)).c_str(),
@@ -115,7 +141,10 @@ int train(const Options& o, const Distributed& dist, Model model) {
     }
     const double train_s = seconds_since(start);
     const Clock::time_point test_start = Clock::now();
-    if (dist.is_main()) test(model, test_loader);
+    if (dist.is_main()) {
+      const TestResult tested = test(model, test_loader, device);
+      monitor.after_epoch(epoch, tested, train_s, images);
+    }
     std::fprintf(stderr, "%sEpoch %d: trained in %.2f s (%.0f images/s), tested in %.2f s\n", dist.prefix().c_str(),
                  epoch, train_s, static_cast<double>(images) / train_s, seconds_since(test_start));
     scheduler.step();
@@ -133,10 +162,11 @@ int train(const Options& o, const Distributed& dist, Model model) {
 }
 
 template <class Model>
-int evaluate(const Options& o, Model model) {
+int evaluate(const Options& o, Model model, Device device) {
   load(model, o.evaluate);
+  model.to(device);
   data::DataLoader test_loader(load_split(o, false), {.batch_size = o.test_batch_size});
-  test(model, test_loader);
+  test(model, test_loader, device);
   return kExitOk;
 }
 
@@ -145,12 +175,15 @@ int run(const Options& o) {
   set_flush_denormal(!o.keep_denormals);
   const ThreadSource env = threads_from_environment();
   const Distributed dist = o.evaluate.empty() ? init_distributed(o) : Distributed{};
-  std::fprintf(stderr, "%stinynet mnist: model %s, optimizer %s, %d threads (%s), CPU\n", dist.prefix().c_str(),
-               o.model.c_str(), o.optimizer.c_str(), get_num_threads(), o.threads > 0 ? "--threads" : env.source);
-  if (!o.no_cuda && dist.is_main()) std::fprintf(stderr, "This build has no CUDA backend; training on the CPU\n");
+  // Data-parallel ranks train on the CPU (Gloo); NCCL for GPU ranks is not wired into the example yet.
+  const Device device = dist.world_size > 1 ? Device::cpu() : pick_device(o);
+  std::fprintf(stderr, "%stinynet mnist: model %s, optimizer %s, %d threads (%s), %s\n", dist.prefix().c_str(),
+               o.model.c_str(), o.optimizer.c_str(), get_num_threads(), o.threads > 0 ? "--threads" : env.source,
+               device.str().c_str());
   manual_seed(o.seed);
-  if (o.model == "lenet") return o.evaluate.empty() ? train(o, dist, make_lenet()) : evaluate(o, make_lenet());
-  return o.evaluate.empty() ? train(o, dist, make_net()) : evaluate(o, make_net());
+  if (o.model == "lenet")
+    return o.evaluate.empty() ? train(o, dist, make_lenet(), device) : evaluate(o, make_lenet(), device);
+  return o.evaluate.empty() ? train(o, dist, make_net(), device) : evaluate(o, make_net(), device);
 }
 
 }  // namespace mnist

@@ -35,6 +35,9 @@ struct Options {
   std::int64_t limit_train_batches = 0;
   std::string model_path = "mnist_cnn.tnet";
   std::string evaluate;
+  std::string metrics_jsonl;
+  std::string tensorboard;
+  bool no_progress = false;
   double dist_timeout = 1800;
 };
 
@@ -99,6 +102,10 @@ inline void add_flags(CLI::App& app, Options& o) {
   app.add_option("--model-path", o.model_path, "file that --save-model writes")->capture_default_str();
   app.add_option("--evaluate", o.evaluate, "evaluate the model saved in this file on the test set, without training")
       ->check(CLI::ExistingFile);
+  app.add_option("--metrics-jsonl", o.metrics_jsonl,
+                 "write a JSON object per logged step and per epoch to this file (appended to with --resume)");
+  app.add_option("--tensorboard", o.tensorboard, "write TensorBoard event files into this directory");
+  app.add_flag("--no-progress", o.no_progress, "no progress bar (it is shown only when stdout is a terminal)");
 }
 
 }  // namespace mnist

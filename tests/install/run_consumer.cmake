@@ -27,3 +27,18 @@ run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install/subdirectory_consumer -B ${W
     -G ${GENERATOR} -DTINYNET_SOURCE_DIR=${SOURCE_DIR} -DCMAKE_BUILD_TYPE=Release)
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/subdirectory-build)
 run(${WORK_DIR}/subdirectory-build/consumer)
+
+# The same program built without CMake, from the installed pkg-config file.
+find_program(PKG_CONFIG NAMES pkg-config)
+if(NOT PKG_CONFIG)
+  message(FATAL_ERROR "pkg-config not found (Debian: apt-get install pkg-config)")
+endif()
+set(ENV{PKG_CONFIG_PATH} ${WORK_DIR}/prefix/share/pkgconfig)
+execute_process(COMMAND ${PKG_CONFIG} --cflags --libs tinynet OUTPUT_VARIABLE pc_flags RESULT_VARIABLE rc
+                OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "pkg-config --cflags --libs tinynet failed (${rc})")
+endif()
+separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+run(${CXX} -O2 ${SOURCE_DIR}/examples/find_package_consumer/main.cpp ${pc_flags} -o ${WORK_DIR}/pkg-config-consumer)
+run(${WORK_DIR}/pkg-config-consumer)

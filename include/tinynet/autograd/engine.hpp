@@ -8,6 +8,10 @@
 
 #include "tinynet/autograd/node.hpp"
 
+#if defined(TINYNET_WITH_CUDA)
+#include "tinynet/backend/cuda/elementwise.hpp"
+#endif
+
 namespace tinynet::autograd {
 
 namespace detail {
@@ -93,7 +97,16 @@ inline void accumulate_into_leaf(const std::shared_ptr<tinynet::detail::TensorIm
   Tensor dst(leaf->grad);
   TINYNET_CHECK(ShapeError, dst.shape() == g.shape(), "backward(): accumulated grad has shape ", dst.shape(),
                     ", new gradient ", g.shape());
-  TINYNET_CHECK(TypeError, dst.device().is_cpu(), "leaf accumulation on ", dst.device(), " needs the CUDA backend");
+  TINYNET_CHECK(TypeError, dst.device() == g.device(), "backward(): accumulated grad is on ", dst.device(),
+                ", new gradient on ", g.device());
+#if defined(TINYNET_WITH_CUDA)
+  if (dst.device().is_cuda()) {
+    dispatch_floating(dst.dtype(), "backward", [&]<typename T>() {
+      backend::cuda::copy_or_add(g.data<T>(), dst.data<T>(), dst.numel(), true);
+    });
+    return;
+  }
+#endif
   dispatch_floating(dst.dtype(), "backward", [&]<typename T>() {
     T* d = dst.data<T>();
     const T* s = g.data<T>();

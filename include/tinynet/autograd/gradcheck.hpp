@@ -37,7 +37,10 @@ inline GradcheckResult gradcheck(const std::function<Tensor(std::span<const Tens
   Generator gen(seed);
   const Tensor v = randn(probe.shape(), {DType::float64}, gen);
 
-  auto weighted_sum = [&](const Tensor& out) {
+  // Inputs may live on a CUDA device: values are read and perturbed through host copies.
+  const auto to_host = [](const Tensor& t) { return t.device().is_cpu() ? t : t.to(Device::cpu()); };
+  auto weighted_sum = [&](const Tensor& device_out) {
+    const Tensor out = to_host(device_out);
     double acc = 0;
     for (std::int64_t i = 0; i < out.numel(); ++i) acc += v.data<double>()[i] * out.data<double>()[i];
     return acc;
@@ -45,23 +48,28 @@ inline GradcheckResult gradcheck(const std::function<Tensor(std::span<const Tens
 
   for (Tensor& t : inputs)
     if (t.defined() && t.requires_grad()) t.set_grad(Tensor());
-  fn(inputs).backward(v);
+  fn(inputs).backward(v.to(probe.device()));
 
   GradcheckResult r;
   NoGradGuard no_grad;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     Tensor& x = inputs[k];
     if (!x.defined() || !x.requires_grad()) continue;
-    const Tensor g = x.grad();
-    TINYNET_CHECK(Error, g.defined(), "gradcheck: input ", k, " requires grad but backward gave it none");
-    double* p = x.data<double>();
+    TINYNET_CHECK(Error, x.grad().defined(), "gradcheck: input ", k, " requires grad but backward gave it none");
+    const Tensor g = to_host(x.grad());
+    const Tensor host_x = x.device().is_cpu() ? x : x.to(Device::cpu());
+    double* p = host_x.data<double>();
+    const auto set = [&](std::int64_t i, double value) {
+      p[i] = value;
+      if (!x.device().is_cpu()) Tensor(x).copy_(host_x);
+    };
     for (std::int64_t i = 0; i < x.numel(); ++i) {
       const double orig = p[i];
-      p[i] = orig + eps;
+      set(i, orig + eps);
       const double up = weighted_sum(fn(inputs));
-      p[i] = orig - eps;
+      set(i, orig - eps);
       const double down = weighted_sum(fn(inputs));
-      p[i] = orig;
+      set(i, orig);
       const double numeric = (up - down) / (2 * eps);
       const double analytic = g.data<double>()[i];
       const double err =

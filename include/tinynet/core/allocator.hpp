@@ -38,12 +38,20 @@ class Allocator {
 
 namespace detail {
 
-/// Caching allocator over aligned host memory. Thread-safe.
-class CpuCachingAllocator final : public Allocator {
+/// Host memory, 64-byte aligned: where CPU tensors live.
+struct HostMemory {
+  static void* allocate(std::size_t nbytes) { return std::aligned_alloc(64, nbytes); }
+  static void release(void* p) { std::free(p); }
+};
+
+/// Caching allocator over blocks from `Memory` (allocate returns null when out of
+/// memory; release frees). Thread-safe.
+template <typename Memory>
+class CachingAllocator final : public Allocator {
  public:
   static constexpr std::size_t kAlignment = 64;
 
-  ~CpuCachingAllocator() override { empty_cache(); }
+  ~CachingAllocator() override { empty_cache(); }
 
   void* allocate(std::size_t nbytes) override {
     const std::size_t size = round_up(nbytes);
@@ -57,7 +65,12 @@ class CpuCachingAllocator final : public Allocator {
       stats_.bytes_cached -= size;
       return p;
     }
-    void* p = std::aligned_alloc(kAlignment, size);
+    void* p = Memory::allocate(size);
+    if (p == nullptr) {
+      // Out of memory: give the cached blocks back and try once more.
+      release_cached();
+      p = Memory::allocate(size);
+    }
     if (p == nullptr) {
       stats_.bytes_in_use -= size;
       throw std::bad_alloc();
@@ -83,13 +96,17 @@ class CpuCachingAllocator final : public Allocator {
 
   void empty_cache() override {
     std::lock_guard lock(mu_);
+    release_cached();
+  }
+
+ private:
+  void release_cached() {
     for (auto& [size, blocks] : free_)
-      for (void* p : blocks) std::free(p);
+      for (void* p : blocks) Memory::release(p);
     free_.clear();
     stats_.bytes_cached = 0;
   }
 
- private:
   // Sizes are rounded so that near-identical requests share a free list:
   // to 64 bytes below 64 KiB, to 4 KiB above.
   static std::size_t round_up(std::size_t n) {
@@ -107,7 +124,7 @@ class CpuCachingAllocator final : public Allocator {
 /// The process-wide CPU allocator every CPU tensor draws from.
 inline Allocator& cpu_allocator() {
   // Leaked on purpose: tensors in static storage may be freed after main returns.
-  static auto* a = new detail::CpuCachingAllocator();
+  static auto* a = new detail::CachingAllocator<detail::HostMemory>();
   return *a;
 }
 

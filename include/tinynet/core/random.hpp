@@ -11,13 +11,7 @@
 #include <cstdint>
 #include <numbers>
 
-#ifndef TINYNET_HOST_DEVICE
-#if defined(__CUDACC__)
-#define TINYNET_HOST_DEVICE __host__ __device__
-#else
-#define TINYNET_HOST_DEVICE
-#endif
-#endif
+#include "tinynet/core/config.hpp"
 
 namespace tinynet {
 

@@ -7,14 +7,12 @@
 #include <memory>
 
 #include "tinynet/core/allocator.hpp"
+#include "tinynet/core/config.hpp"
+#include "tinynet/core/cuda/allocator.hpp"
 #include "tinynet/core/device.hpp"
 #include "tinynet/core/error.hpp"
 
 namespace tinynet {
-
-#if defined(TINYNET_WITH_CUDA)
-Allocator& cuda_allocator(int device);  // defined in backend/cuda/allocator.cuh
-#endif
 
 /// The caching allocator for `device`; a clear error when tinynet was built without CUDA.
 inline Allocator& allocator_for(Device device) {
@@ -24,7 +22,7 @@ inline Allocator& allocator_for(Device device) {
 #else
   throw TypeError("device " + device.str() +
                   " requested, but this translation unit was compiled without CUDA "
-                  "(compile it with nvcc so that TINYNET_WITH_CUDA is defined)");
+                  "(compile it with nvcc so that TINYNET_WITH_CUDA is defined; see docs/gpu.md)");
 #endif
 }
 
@@ -37,6 +35,10 @@ class Storage {
       : nbytes_(nbytes), device_(device), alloc_(&allocator_for(device)) {
     data_ = alloc_->allocate(nbytes);
   }
+  /// Host storage from a given allocator (pinned memory).
+  Storage(std::size_t nbytes, Device device, Allocator& alloc) : nbytes_(nbytes), device_(device), alloc_(&alloc) {
+    data_ = alloc_->allocate(nbytes);
+  }
   ~Storage() { alloc_->deallocate(data_, nbytes_); }
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -44,6 +46,7 @@ class Storage {
   void* data() const { return data_; }
   std::size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  const Allocator& allocator() const { return *alloc_; }
 
  private:
   void* data_ = nullptr;

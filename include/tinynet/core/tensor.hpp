@@ -95,8 +95,13 @@ class Tensor {
   }
 
   /// The single value of a one-element tensor, converted to T (copied from the device if needed).
+  /// (Defined in the class: nvcc rejects the default argument on a separate definition.)
   template <typename T = double>
-  T item() const;
+  T item() const {
+    TINYNET_CHECK(ShapeError, numel() == 1, "item(): expected a tensor with one element, got shape ", shape());
+    const Tensor host = device().is_cpu() ? *this : to(Device::cpu());
+    return dispatch_all(dtype(), [&]<typename S>() { return static_cast<T>(*host.data<S>()); });
+  }
 
   /// Element at a multi-index, with bounds checks (CPU tensors; for tests and debugging).
   template <typename T>
@@ -165,6 +170,17 @@ class Tensor {
   Tensor to(DType dtype) const;
   /// A deep copy on the same device (a new leaf, not on the tape).
   Tensor clone() const { return to(device()); }
+  /// A copy in pinned (page-locked) host memory, from which copies to the GPU do not
+  /// block the host (PyTorch's pin_memory); needs the CUDA backend and a GPU.
+  Tensor pin_memory() const;
+  /// True when this CPU tensor lives in pinned memory.
+  bool is_pinned() const {
+#if defined(TINYNET_WITH_CUDA)
+    return &impl().storage->allocator() == &pinned_allocator();
+#else
+    return false;
+#endif
+  }
   /// Copies `src`'s values into this tensor (same numel, any device); not recorded.
   Tensor& copy_(const Tensor& src);
   /// Sets every element to `value`; not recorded.
@@ -203,29 +219,65 @@ inline Tensor alias_with_shape(const Tensor& base, const Shape& shape) {
 }
 
 /// Copies between devices and converts dtype; both sides contiguous, same numel.
+/// A conversion that involves a CUDA tensor goes through the host (rare: model.to(dtype)).
 inline void copy_elements(const Tensor& dst, const Tensor& src) {
   TINYNET_CHECK(ShapeError, dst.numel() == src.numel(), "copy_: destination has ", dst.numel(),
                     " elements, source ", src.numel(), " (shapes ", dst.shape(), " and ", src.shape(), ")");
-  TINYNET_CHECK(TypeError, dst.device().is_cpu() && src.device().is_cpu(),
-                   "copy between ", src.device(), " and ", dst.device(),
-                   " needs the CUDA backend (compile with nvcc)");
-  if (dst.dtype() == src.dtype()) {
-    if (dst.raw_data() != src.raw_data()) std::memcpy(dst.raw_data(), src.raw_data(), dst.nbytes());
+  if (dst.device().is_cpu() && src.device().is_cpu()) {
+    if (dst.dtype() == src.dtype()) {
+      if (dst.raw_data() != src.raw_data()) std::memcpy(dst.raw_data(), src.raw_data(), dst.nbytes());
+      return;
+    }
+    dispatch_all(dst.dtype(), [&]<typename D>() {
+      dispatch_all(src.dtype(), [&]<typename S>() {
+        D* d = dst.data<D>();
+        const S* s = src.data<S>();
+        for (std::int64_t i = 0, n = dst.numel(); i < n; ++i) d[i] = static_cast<D>(s[i]);
+      });
+    });
     return;
   }
-  dispatch_all(dst.dtype(), [&]<typename D>() {
-    dispatch_all(src.dtype(), [&]<typename S>() {
-      D* d = dst.data<D>();
-      const S* s = src.data<S>();
-      for (std::int64_t i = 0, n = dst.numel(); i < n; ++i) d[i] = static_cast<D>(s[i]);
-    });
-  });
+#if defined(TINYNET_WITH_CUDA)
+  if (dst.dtype() != src.dtype()) {
+    const Tensor host_src = src.device().is_cpu() ? src : src.to(Device::cpu());
+    Tensor host_dst(dst.shape(), {dst.dtype(), Device::cpu(), false});
+    copy_elements(host_dst, host_src);
+    copy_elements(dst, host_dst);
+    return;
+  }
+  if (dst.raw_data() == src.raw_data()) return;
+  const cuda::CopyKind kind = src.device().is_cpu()   ? cuda::CopyKind::host_to_device
+                              : dst.device().is_cpu() ? cuda::CopyKind::device_to_host
+                                                      : cuda::CopyKind::device_to_device;
+  cuda::copy(dst.raw_data(), src.raw_data(), dst.nbytes(), kind,
+             kind == cuda::CopyKind::host_to_device && src.is_pinned() ? src.impl().storage : nullptr);
+#else
+  throw TypeError("copy between " + src.device().str() + " and " + dst.device().str() +
+                  " needs the CUDA backend (compile with nvcc)");
+#endif
 }
 
 inline Tensor Tensor::to(Device dev) const {
   Tensor out(shape(), {dtype(), dev, false});
   copy_elements(out, *this);
   return out;
+}
+
+inline Tensor Tensor::pin_memory() const {
+  TINYNET_CHECK(TypeError, device().is_cpu(), "pin_memory(): tensor is on ", device(), "; only CPU tensors can be pinned");
+#if defined(TINYNET_WITH_CUDA)
+  TINYNET_CHECK(Error, cuda::is_available(), "pin_memory(): no CUDA device is present to pin memory for");
+  if (is_pinned()) return *this;
+  auto p = std::make_shared<detail::TensorImpl>();
+  p->storage = std::make_shared<detail::Storage>(nbytes(), Device::cpu(), pinned_allocator());
+  p->shape = shape();
+  p->dtype = dtype();
+  Tensor out(std::move(p));
+  if (nbytes() != 0) std::memcpy(out.raw_data(), raw_data(), nbytes());
+  return out;
+#else
+  throw TypeError("pin_memory(): this translation unit was compiled without CUDA (compile it with nvcc)");
+#endif
 }
 
 inline Tensor Tensor::to(DType t) const {
@@ -240,7 +292,12 @@ inline Tensor& Tensor::copy_(const Tensor& src) {
 }
 
 inline Tensor& Tensor::fill_(double value) {
-  TINYNET_CHECK(TypeError, device().is_cpu(), "fill_ on ", device(), " needs the CUDA backend");
+#if defined(TINYNET_WITH_CUDA)
+  if (device().is_cuda()) {
+    dispatch_all(dtype(), [&]<typename T>() { cuda::fill(data<T>(), numel(), static_cast<T>(value)); });
+    return *this;
+  }
+#endif
   dispatch_all(dtype(), [&]<typename T>() {
     T* p = data<T>();
     const T v = static_cast<T>(value);
@@ -249,12 +306,6 @@ inline Tensor& Tensor::fill_(double value) {
   return *this;
 }
 
-template <typename T>
-T Tensor::item() const {
-  TINYNET_CHECK(ShapeError, numel() == 1, "item(): expected a tensor with one element, got shape ", shape());
-  const Tensor host = device().is_cpu() ? *this : to(Device::cpu());
-  return dispatch_all(dtype(), [&]<typename S>() { return static_cast<T>(*host.data<S>()); });
-}
 
 inline std::string Tensor::str() const {
   if (!defined()) return "Tensor(undefined)";

@@ -38,6 +38,9 @@ struct DataLoaderOptions {
   std::uint64_t seed = 0;       ///< seed of the shuffle (ignored without shuffle)
   bool drop_last = false;       ///< skip the last batch when it would be smaller than batch_size
   bool prefetch = true;         ///< gather the next batch in the background
+  /// Put batches in pinned memory, so that copying them to a GPU does not block the host
+  /// (needs the CUDA backend; like PyTorch's pin_memory).
+  bool pin_memory = false;
 };
 
 /// Batches of a Dataset; iterate with `for (auto& batch : loader)`.
@@ -55,6 +58,8 @@ class DataLoader {
   DataLoader(D dataset, std::unique_ptr<Sampler> sampler, DataLoaderOptions opts = {})
       : impl_(std::make_unique<Impl>(std::move(dataset), opts)) {
     TINYNET_CHECK(ValueError, opts.batch_size > 0, "DataLoader: batch_size must be positive, got ", opts.batch_size);
+    TINYNET_CHECK(ValueError, !opts.pin_memory || cuda::is_available(),
+                  "DataLoader: pin_memory needs a CUDA device and a build with the CUDA backend (nvcc)");
     TINYNET_CHECK(ValueError, !(sampler && opts.shuffle),
                   "DataLoader: give either a sampler or shuffle = true, not both (the sampler sets the order)");
     if (sampler)
@@ -130,6 +135,16 @@ class DataLoader {
     bool in_flight = false;
     tbb::task_group group;
 
+    /// The samples at `idx` as a batch, pinned when asked.
+    Batch fetch(std::span<const std::int64_t> idx) {
+      Batch b = dataset.get_batch(idx);
+      if (opts.pin_memory) {
+        b.data = b.data.pin_memory();
+        b.target = b.target.pin_memory();
+      }
+      return b;
+    }
+
     std::int64_t num_batches() const {
       const std::int64_t n = sampler->size(), b = opts.batch_size;
       return opts.drop_last ? n / b : (n + b - 1) / b;
@@ -144,7 +159,7 @@ class DataLoader {
     void launch(std::int64_t k) {
       backend::cpu::detail::ensure_thread_setting();  // the task runs under tinynet's thread cap
       in_flight = true;
-      group.run([this, k] { next = dataset.get_batch(batch_indices(k)); });
+      group.run([this, k] { next = fetch(batch_indices(k)); });
     }
 
     // Waits for an in-flight prefetch whose batch nobody will use; its error too is moot.
@@ -169,7 +184,7 @@ class DataLoader {
                     sampler->size());
       pos = 0;
       if (batches == 0) return;
-      current = dataset.get_batch(batch_indices(0));
+      current = fetch(batch_indices(0));
       if (opts.prefetch && batches > 1) launch(1);
     }
 
@@ -185,7 +200,7 @@ class DataLoader {
         current = std::move(next);
         next = {};
       } else {
-        current = dataset.get_batch(batch_indices(pos));
+        current = fetch(batch_indices(pos));
       }
       if (opts.prefetch && pos + 1 < batches) launch(pos + 1);
     }

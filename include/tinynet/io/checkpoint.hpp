@@ -3,14 +3,14 @@
 /// Training checkpoints: model, optimizer and scheduler state, epoch, step and the RNG
 /// state in one file, so that a resumed run computes the same numbers as one that never
 /// stopped. A checkpoint is stored as one StateDict (same format as weights, kind 2):
-///
+/// ```
 ///   epoch, step                int64 scalars
 ///   rng.seed, rng.offset       int64 scalars holding the Generator's uint64 seed and offset
 ///                              (two's complement: the bit pattern is kept)
 ///   model.<name>               the model's state_dict entries
 ///   optimizer.<name>           the optimizer's
 ///   scheduler.<name>           the scheduler's
-///
+/// ```
 /// Any of the three state dicts may be empty; nothing else may appear.
 
 #include <cstdint>

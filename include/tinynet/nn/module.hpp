@@ -160,6 +160,21 @@ class Module : public detail::ModuleTag {
     return derived();
   }
 
+  /// Moves every parameter and buffer to `device` (like PyTorch's module.to(device)).
+  /// Parameters become new leaves there: build optimizers after moving the model.
+  Derived& to(Device device) {
+    detail::walk(
+        derived(),
+        [&](const std::string&, Tensor& t, TensorKind) {
+          if (t.device() == device) return;
+          const bool trainable = t.requires_grad();
+          t = t.to(device);
+          if (trainable) t.requires_grad_();
+        },
+        detail::ignore_modules);
+    return derived();
+  }
+
   /// Number of trainable scalars.
   std::int64_t num_parameters() const {
     std::int64_t n = 0;

@@ -75,9 +75,13 @@ struct Nth<0, TypeList<T, Ts...>> {
 /// How many of the first N types in Ts... are T.
 template <class T, std::size_t N, class... Ts>
 constexpr std::size_t count_before() {
-  std::size_t i = 0, n = 0;
-  ((n += (i++ < N && std::is_same_v<T, Ts>) ? 1 : 0), ...);
-  return n;
+  if constexpr (N == 0) {
+    return 0;
+  } else {
+    std::size_t i = 0, n = 0;
+    ((n += (std::is_same_v<T, Ts> && i < N) ? 1 : 0, ++i), ...);
+    return n;
+  }
 }
 
 /// The K-th element of type T in a tuple.

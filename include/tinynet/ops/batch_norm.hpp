@@ -7,6 +7,10 @@
 #include "tinynet/backend/cpu/batch_norm.hpp"
 #include "tinynet/ops/common.hpp"
 
+#if defined(TINYNET_WITH_CUDA)
+#include "tinynet/backend/cuda/batch_norm.hpp"
+#endif
+
 namespace tinynet {
 
 namespace ops::detail {
@@ -29,6 +33,19 @@ class BatchNormNode final : public autograd::Node {
     if (needs_input_grad(0)) sx = input_grad(0);
     if (needs_input_grad(1)) sw = input_grad(1);
     if (needs_input_grad(2)) sb = input_grad(2);
+#if defined(TINYNET_WITH_CUDA)
+    if (gy.device().is_cuda()) {
+      Tensor sums(Shape{2 * g_.c}, {DType::float64, gy.device(), false});
+      dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
+        backend::cuda::batch_norm_backward(g_, x_.data<T>(), mean_.data<T>(), invstd_.data<T>(),
+                                           w_.defined() ? w_.data<T>() : nullptr, gy.data<T>(), training_,
+                                           sx.template data_or_null<T>(), sx.accumulate, sw.template data_or_null<T>(),
+                                           sw.accumulate, sb.template data_or_null<T>(), sb.accumulate,
+                                           sums.data<double>());
+      });
+      return;
+    }
+#endif
     dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
       backend::cpu::batch_norm_backward(g_, x_.data<T>(), mean_.data<T>(), invstd_.data<T>(),
                                         w_.defined() ? w_.data<T>() : nullptr, gy.data<T>(), training_,
@@ -70,6 +87,26 @@ inline Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tens
                 "training, got input shape ", x.shape());
 
   Tensor mean = new_output(Shape{c}, x), invstd = new_output(Shape{c}, x), y = new_output(x.shape(), x);
+#if defined(TINYNET_WITH_CUDA)
+  if (x.device().is_cuda()) {
+    dispatch_floating(x.dtype(), "batch_norm", [&]<typename T>() {
+      const auto ptr = [](const Tensor& t) { return t.defined() ? t.data<T>() : nullptr; };
+      if (training) {
+        Tensor var = new_output(Shape{c}, x);
+        backend::cuda::batch_norm_train_stats(g, x.data<T>(), mean.data<T>(), var.data<T>(), invstd.data<T>(),
+                                              ptr(running_mean), ptr(running_var), momentum, eps);
+      } else {
+        backend::cuda::batch_norm_eval_stats(g, running_mean.data<T>(), running_var.data<T>(), mean.data<T>(),
+                                             invstd.data<T>(), eps);
+      }
+      backend::cuda::batch_norm_apply(g, x.data<T>(), mean.data<T>(), invstd.data<T>(), ptr(weight), ptr(bias),
+                                      y.data<T>());
+    });
+    if (autograd::any_needs_grad(x, weight, bias))
+      autograd::record(y, std::make_shared<BatchNormNode>(x, mean, invstd, weight, g, training), {&x, &weight, &bias});
+    return y;
+  }
+#endif
   dispatch_floating(x.dtype(), "batch_norm", [&]<typename T>() {
     T* mp = mean.data<T>();
     T* ip = invstd.data<T>();

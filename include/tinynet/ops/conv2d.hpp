@@ -5,6 +5,10 @@
 #include "tinynet/backend/cpu/conv2d.hpp"
 #include "tinynet/ops/common.hpp"
 
+#if defined(TINYNET_WITH_CUDA)
+#include "tinynet/backend/cuda/conv2d.hpp"
+#endif
+
 namespace tinynet {
 
 namespace ops::detail {
@@ -29,6 +33,26 @@ inline backend::cpu::Conv2dGeometry conv2d_geometry(const Tensor& x, const Tenso
   return g;
 }
 
+/// y = conv2d(x, w, b) with the kernels of x's device.
+inline void conv2d_forward_on_device(const backend::cpu::Conv2dGeometry& g, const Tensor& x, const Tensor& w,
+                                     const Tensor& b, Tensor& y) {
+#if defined(TINYNET_WITH_CUDA)
+  if (x.device().is_cuda()) {
+    Tensor scratch = empty(Shape{backend::cuda::conv2d_forward_scratch(g)}, x.options());
+    dispatch_floating(x.dtype(), "conv2d", [&]<typename T>() {
+      backend::cuda::conv2d_forward(g, x.data<T>(), w.data<T>(), b.defined() ? b.data<T>() : nullptr, y.data<T>(),
+                                    scratch.data<T>());
+    });
+    return;
+  }
+#endif
+  Tensor scratch = empty(Shape{backend::cpu::conv_chunks(g.n) * g.col_size()}, x.options());
+  dispatch_floating(x.dtype(), "conv2d", [&]<typename T>() {
+    backend::cpu::conv2d_forward(g, x.data<T>(), w.data<T>(), b.defined() ? b.data<T>() : nullptr, y.data<T>(),
+                                 scratch.data<T>());
+  });
+}
+
 // y[n,o] = b[o] + sum_{c,i,j} W[o,c,i,j] x[n,c,s*y+i-p, s*x+j-p]
 // dx = col2im(W^T gy);  dW = sum_n gy[n] col(x[n])^T;  db = sum_{n,y,x} gy.  Saves x and W.
 class Conv2dNode final : public autograd::Node {
@@ -37,12 +61,23 @@ class Conv2dNode final : public autograd::Node {
   const char* name() const override { return "conv2d"; }
   void release() override { x_ = w_ = Tensor(); }
   void backward(const Tensor& gy) override {
-    const std::int64_t per_chunk = 2 * g_.col_size() + g_.out_c * g_.col_rows() + g_.out_c;
-    Tensor scratch = empty(Shape{backend::cpu::conv_chunks(g_.n) * per_chunk}, gy.options());
     autograd::GradSlot sx, sw, sb;
     if (needs_input_grad(0)) sx = input_grad(0);
     if (needs_input_grad(1)) sw = input_grad(1);
     if (needs_input_grad(2)) sb = input_grad(2);
+#if defined(TINYNET_WITH_CUDA)
+    if (gy.device().is_cuda()) {
+      Tensor scratch = empty(Shape{backend::cuda::conv2d_backward_scratch(g_)}, gy.options());
+      dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
+        backend::cuda::conv2d_backward(g_, x_.data<T>(), w_.data<T>(), gy.data<T>(), sx.template data_or_null<T>(),
+                                       sx.accumulate, sw.template data_or_null<T>(), sw.accumulate,
+                                       sb.template data_or_null<T>(), sb.accumulate, scratch.data<T>());
+      });
+      return;
+    }
+#endif
+    const std::int64_t per_chunk = 2 * g_.col_size() + g_.out_c * g_.col_rows() + g_.out_c;
+    Tensor scratch = empty(Shape{backend::cpu::conv_chunks(g_.n) * per_chunk}, gy.options());
     dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
       backend::cpu::conv2d_backward(g_, x_.data<T>(), w_.data<T>(), gy.data<T>(), sx.template data_or_null<T>(),
                                     sx.accumulate, sw.template data_or_null<T>(), sw.accumulate,
@@ -73,11 +108,7 @@ inline Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias =
                   g.out_c, "]");
   }
   Tensor y = new_output(Shape{g.n, g.out_c, g.oh, g.ow}, x);
-  Tensor scratch = empty(Shape{backend::cpu::conv_chunks(g.n) * g.col_size()}, x.options());
-  dispatch_floating(x.dtype(), "conv2d", [&]<typename T>() {
-    backend::cpu::conv2d_forward(g, x.data<T>(), weight.data<T>(), bias.defined() ? bias.data<T>() : nullptr,
-                                 y.data<T>(), scratch.data<T>());
-  });
+  conv2d_forward_on_device(g, x, weight, bias, y);
   if (autograd::any_needs_grad(x, weight, bias))
     autograd::record(y, std::make_shared<Conv2dNode>(x, weight, g), {&x, &weight, &bias});
   return y;

@@ -5,6 +5,10 @@
 #include "tinynet/backend/cpu/dropout.hpp"
 #include "tinynet/ops/common.hpp"
 
+#if defined(TINYNET_WITH_CUDA)
+#include "tinynet/backend/cuda/dropout.hpp"
+#endif
+
 namespace tinynet {
 
 namespace ops::detail {
@@ -18,6 +22,12 @@ class DropoutNode final : public autograd::Node {
   void backward(const Tensor& gy) override {
     auto s = input_grad(0);
     dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
+#if defined(TINYNET_WITH_CUDA)
+      if (gy.device().is_cuda()) {
+        backend::cuda::apply_mask(gy.data<T>(), mask_.data<T>(), s.grad.data<T>(), mask_.numel(), inner_, s.accumulate);
+        return;
+      }
+#endif
       backend::cpu::apply_mask(gy.data<T>(), mask_.data<T>(), s.grad.data<T>(), mask_.numel(), inner_, s.accumulate);
     });
   }
@@ -38,6 +48,13 @@ inline Tensor masked_dropout(const char* op, const Tensor& x, double p, bool tra
   Tensor y = new_output(x.shape(), x);
   const RandomStream rs = gen.reserve(static_cast<std::uint64_t>(units));
   dispatch_floating(x.dtype(), op, [&]<typename T>() {
+#if defined(TINYNET_WITH_CUDA)
+    if (x.device().is_cuda()) {
+      backend::cuda::dropout_mask(rs, mask.data<T>(), units, p);
+      backend::cuda::apply_mask(x.data<T>(), mask.data<T>(), y.data<T>(), units, inner, false);
+      return;
+    }
+#endif
     backend::cpu::dropout_mask(rs, mask.data<T>(), units, p);
     backend::cpu::apply_mask(x.data<T>(), mask.data<T>(), y.data<T>(), units, inner, false);
   });

@@ -8,6 +8,10 @@
 #include "tinynet/backend/cpu/elementwise.hpp"
 #include "tinynet/ops/common.hpp"
 
+#if defined(TINYNET_WITH_CUDA)
+#include "tinynet/backend/cuda/elementwise.hpp"
+#endif
+
 namespace tinynet {
 
 /// The numpy-style broadcast of two shapes; ShapeError naming both when they do not fit.
@@ -34,7 +38,7 @@ inline const char* binary_name(Binary op) {
 }
 
 template <typename T>
-T binary_apply(Binary op, T a, T b) {
+TINYNET_HOST_DEVICE T binary_apply(Binary op, T a, T b) {
   switch (op) {
     case Binary::add: return a + b;
     case Binary::sub: return a - b;
@@ -46,7 +50,7 @@ T binary_apply(Binary op, T a, T b) {
 
 /// d(a op b)/da and d(a op b)/db.
 template <typename T>
-T binary_partial(Binary op, int wrt, T a, T b) {
+TINYNET_HOST_DEVICE T binary_partial(Binary op, int wrt, T a, T b) {
   switch (op) {
     case Binary::add: return T(1);
     case Binary::sub: return wrt == 0 ? T(1) : T(-1);
@@ -54,6 +58,39 @@ T binary_partial(Binary op, int wrt, T a, T b) {
     case Binary::div: return wrt == 0 ? T(1) / b : -a / (b * b);
   }
   return T(0);
+}
+
+// The per-element math as functors, so that device kernels can call it too.
+struct BinaryApply {
+  Binary op;
+  template <typename T>
+  TINYNET_HOST_DEVICE T operator()(T a, T b) const { return binary_apply(op, a, b); }
+};
+struct BinaryPartial {
+  Binary op;
+  int wrt;
+  template <typename T>
+  TINYNET_HOST_DEVICE T operator()(T a, T b) const { return binary_partial(op, wrt, a, b); }
+};
+struct Times {
+  template <typename T>
+  TINYNET_HOST_DEVICE T operator()(T a, T b) const { return a * b; }
+};
+
+/// out = f(a, b) over the broadcast shape `os`, on the operands' device.
+template <typename T, typename F>
+void broadcast_or_zip(const Tensor& on, const T* a, const Shape& as, const T* b, const Shape& bs, T* out,
+                      const Shape& os, F f) {
+#if defined(TINYNET_WITH_CUDA)
+  if (on.device().is_cuda()) {
+    if (as == bs) backend::cuda::zip_map(a, b, out, os.numel(), false, f);
+    else backend::cuda::broadcast_map(a, as, b, bs, out, os, f);
+    return;
+  }
+#endif
+  (void)on;
+  if (as == bs) backend::cpu::zip_map(a, b, out, os.numel(), false, f);
+  else backend::cpu::broadcast_map(a, as, b, bs, out, os, f);
 }
 
 class BinaryNode final : public autograd::Node {
@@ -70,11 +107,17 @@ class BinaryNode final : public autograd::Node {
       const Tensor& self = i == 0 ? a_ : b_;
       dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
         Tensor full = new_output(out_, gy);
-        backend::cpu::broadcast_map(a_.data<T>(), a_.shape(), b_.data<T>(), b_.shape(), full.data<T>(), out_,
-                                    [&](T a, T b) { return binary_partial(op_, i, a, b); });
-        backend::cpu::zip_map(full.data<T>(), gy.data<T>(), full.data<T>(), full.numel(), false,
-                              [](T d, T g) { return d * g; });
-        backend::cpu::sum_to(full.data<T>(), out_, slot.grad.data<T>(), self.shape(), slot.accumulate);
+        T* f = full.data<T>();
+        broadcast_or_zip(gy, a_.data<T>(), a_.shape(), b_.data<T>(), b_.shape(), f, out_, BinaryPartial{op_, i});
+#if defined(TINYNET_WITH_CUDA)
+        if (gy.device().is_cuda()) {
+          backend::cuda::zip_map(f, gy.data<T>(), f, full.numel(), false, Times{});
+          backend::cuda::sum_to(f, out_, slot.grad.data<T>(), self.shape(), slot.accumulate);
+          return;
+        }
+#endif
+        backend::cpu::zip_map(f, gy.data<T>(), f, full.numel(), false, Times{});
+        backend::cpu::sum_to(f, out_, slot.grad.data<T>(), self.shape(), slot.accumulate);
       });
     }
   }
@@ -93,17 +136,36 @@ inline Tensor binary(Binary op, const Tensor& a, const Tensor& b) {
   const Shape os = broadcast_shapes(a.shape(), b.shape(), name);
   Tensor out = new_output(os, a);
   dispatch_floating(a.dtype(), name, [&]<typename T>() {
-    if (a.shape() == b.shape())
-      backend::cpu::zip_map(a.data<T>(), b.data<T>(), out.data<T>(), out.numel(), false,
-                            [op](T x, T y) { return binary_apply(op, x, y); });
-    else
-      backend::cpu::broadcast_map(a.data<T>(), a.shape(), b.data<T>(), b.shape(), out.data<T>(), os,
-                                  [op](T x, T y) { return binary_apply(op, x, y); });
+    broadcast_or_zip(a, a.data<T>(), a.shape(), b.data<T>(), b.shape(), out.data<T>(), os, BinaryApply{op});
   });
   if (autograd::any_needs_grad(a, b))
     autograd::record(out, std::make_shared<BinaryNode>(op, a, b, os), {&a, &b});
   return out;
 }
+
+/// dx[i] (+)= gy[i] * f'(x[i], y[i]) for a unary op.
+template <typename Op, typename T>
+struct UnaryBackward {
+  Op op;
+  const T* x;  // null when the op does not save x
+  const T* y;  // null when the op does not save y
+  const T* g;
+  T* dx;
+  bool accumulate;
+  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const {
+    const T d = g[i] * op.template derivative<T>(x ? x[i] : T(0), y ? y[i] : T(0));
+    dx[i] = accumulate ? dx[i] + d : d;
+  }
+};
+
+/// y[i] = f(x[i]) for a unary op.
+template <typename Op, typename T>
+struct UnaryForward {
+  Op op;
+  const T* x;
+  T* y;
+  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const { y[i] = op.template forward<T>(x[i]); }
+};
 
 /// A unary op y = f(x) whose derivative is expressed through x and/or y.
 template <typename Op>
@@ -116,16 +178,10 @@ class UnaryNode final : public autograd::Node {
   void backward(const Tensor& gy) override {
     const autograd::GradSlot slot = input_grad(0);
     dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
-      const T* x = x_.defined() ? x_.data<T>() : nullptr;
-      const T* y = y_.defined() ? y_.data<T>() : nullptr;
-      const T* g = gy.data<T>();
-      T* dx = slot.grad.data<T>();
-      backend::cpu::parallel_for(gy.numel(), backend::cpu::kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
-        for (std::int64_t i = lo; i < hi; ++i) {
-          const T d = g[i] * op_.template derivative<T>(x ? x[i] : T(0), y ? y[i] : T(0));
-          dx[i] = slot.accumulate ? dx[i] + d : d;
-        }
-      });
+      for_each_index(gy, gy.numel(),
+                     UnaryBackward<Op, T>{op_, x_.defined() ? x_.data<T>() : nullptr,
+                                          y_.defined() ? y_.data<T>() : nullptr, gy.data<T>(), slot.grad.data<T>(),
+                                          slot.accumulate});
     });
   }
 
@@ -138,9 +194,8 @@ template <typename Op>
 Tensor unary(const Tensor& x, Op op = {}) {
   check_float_input(Op::kName, x);
   Tensor y = new_output(x.shape(), x);
-  dispatch_floating(x.dtype(), Op::kName, [&]<typename T>() {
-    backend::cpu::unary_map(x.data<T>(), y.data<T>(), x.numel(), [&](T v) { return op.template forward<T>(v); });
-  });
+  dispatch_floating(x.dtype(), Op::kName,
+                    [&]<typename T>() { for_each_index(x, x.numel(), UnaryForward<Op, T>{op, x.data<T>(), y.data<T>()}); });
   if (autograd::needs_grad(x))
     autograd::record(y, std::make_shared<UnaryNode<Op>>(op, Op::kSavesX ? x : Tensor(), Op::kSavesY ? y.detach() : Tensor()),
                      {&x});
@@ -151,59 +206,59 @@ Tensor unary(const Tensor& x, Op op = {}) {
 struct Neg {
   static constexpr const char* kName = "neg";
   static constexpr bool kSavesX = false, kSavesY = false;
-  template <typename T> T forward(T x) const { return -x; }
-  template <typename T> T derivative(T, T) const { return T(-1); }
+  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return -x; }
+  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T) const { return T(-1); }
 };
 struct Relu {  // dy/dx = [y > 0]
   static constexpr const char* kName = "relu";
   static constexpr bool kSavesX = false, kSavesY = true;
-  template <typename T> T forward(T x) const { return x > T(0) ? x : T(0); }
-  template <typename T> T derivative(T, T y) const { return y > T(0) ? T(1) : T(0); }
+  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return x > T(0) ? x : T(0); }
+  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T y) const { return y > T(0) ? T(1) : T(0); }
 };
 struct Sigmoid {  // dy/dx = y (1 - y)
   static constexpr const char* kName = "sigmoid";
   static constexpr bool kSavesX = false, kSavesY = true;
-  template <typename T> T forward(T x) const { return T(1) / (T(1) + std::exp(-x)); }
-  template <typename T> T derivative(T, T y) const { return y * (T(1) - y); }
+  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return T(1) / (T(1) + std::exp(-x)); }
+  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T y) const { return y * (T(1) - y); }
 };
 struct Tanh {  // dy/dx = 1 - y^2
   static constexpr const char* kName = "tanh";
   static constexpr bool kSavesX = false, kSavesY = true;
-  template <typename T> T forward(T x) const { return std::tanh(x); }
-  template <typename T> T derivative(T, T y) const { return T(1) - y * y; }
+  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return std::tanh(x); }
+  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T y) const { return T(1) - y * y; }
 };
 struct Exp {  // dy/dx = y
   static constexpr const char* kName = "exp";
   static constexpr bool kSavesX = false, kSavesY = true;
-  template <typename T> T forward(T x) const { return std::exp(x); }
-  template <typename T> T derivative(T, T y) const { return y; }
+  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return std::exp(x); }
+  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T y) const { return y; }
 };
 struct Log {  // dy/dx = 1 / x
   static constexpr const char* kName = "log";
   static constexpr bool kSavesX = true, kSavesY = false;
-  template <typename T> T forward(T x) const { return std::log(x); }
-  template <typename T> T derivative(T x, T) const { return T(1) / x; }
+  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return std::log(x); }
+  template <typename T> TINYNET_HOST_DEVICE T derivative(T x, T) const { return T(1) / x; }
 };
 struct AddScalar {  // y = x + s
   static constexpr const char* kName = "add_scalar";
   static constexpr bool kSavesX = false, kSavesY = false;
   double s;
-  template <typename T> T forward(T x) const { return x + static_cast<T>(s); }
-  template <typename T> T derivative(T, T) const { return T(1); }
+  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return x + static_cast<T>(s); }
+  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T) const { return T(1); }
 };
 struct MulScalar {  // y = x * s
   static constexpr const char* kName = "mul_scalar";
   static constexpr bool kSavesX = false, kSavesY = false;
   double s;
-  template <typename T> T forward(T x) const { return x * static_cast<T>(s); }
-  template <typename T> T derivative(T, T) const { return static_cast<T>(s); }
+  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return x * static_cast<T>(s); }
+  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T) const { return static_cast<T>(s); }
 };
 struct PowScalar {  // y = x^p; dy/dx = p x^(p-1)
   static constexpr const char* kName = "pow";
   static constexpr bool kSavesX = true, kSavesY = false;
   double p;
-  template <typename T> T forward(T x) const { return std::pow(x, static_cast<T>(p)); }
-  template <typename T> T derivative(T x, T) const { return static_cast<T>(p) * std::pow(x, static_cast<T>(p - 1)); }
+  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return std::pow(x, static_cast<T>(p)); }
+  template <typename T> TINYNET_HOST_DEVICE T derivative(T x, T) const { return static_cast<T>(p) * std::pow(x, static_cast<T>(p - 1)); }
 };
 
 }  // namespace ops::detail

@@ -5,6 +5,10 @@
 #include "tinynet/backend/cpu/linear.hpp"
 #include "tinynet/ops/common.hpp"
 
+#if defined(TINYNET_WITH_CUDA)
+#include "tinynet/backend/cuda/linear.hpp"
+#endif
+
 namespace tinynet {
 
 namespace ops::detail {
@@ -18,6 +22,25 @@ class LinearNode final : public autograd::Node {
   void backward(const Tensor& gy) override {
     const std::int64_t batch = x_.size(0), in = x_.size(1), out = w_.size(0);
     dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
+#if defined(TINYNET_WITH_CUDA)
+      if (gy.device().is_cuda()) {
+        if (needs_input_grad(0)) {
+          auto s = input_grad(0);
+          backend::cuda::linear_backward_input(gy.data<T>(), w_.data<T>(), s.grad.data<T>(), batch, in, out,
+                                               s.accumulate);
+        }
+        if (needs_input_grad(1)) {
+          auto s = input_grad(1);
+          backend::cuda::linear_backward_weight(gy.data<T>(), x_.data<T>(), s.grad.data<T>(), batch, in, out,
+                                                s.accumulate);
+        }
+        if (needs_input_grad(2)) {
+          auto s = input_grad(2);
+          backend::cuda::linear_backward_bias(gy.data<T>(), s.grad.data<T>(), batch, out, s.accumulate);
+        }
+        return;
+      }
+#endif
       if (needs_input_grad(0)) {
         auto s = input_grad(0);
         backend::cpu::linear_backward_input(gy.data<T>(), w_.data<T>(), s.grad.data<T>(), batch, in, out, s.accumulate);
@@ -47,6 +70,21 @@ class MatmulNode final : public autograd::Node {
   void backward(const Tensor& gy) override {
     const std::int64_t m = a_.size(0), k = a_.size(1), n = b_.size(1);
     dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
+#if defined(TINYNET_WITH_CUDA)
+      if (gy.device().is_cuda()) {
+        if (needs_input_grad(0)) {
+          auto s = input_grad(0);
+          backend::cuda::gemm<T>(false, true, m, k, n, T(1), gy.data<T>(), n, b_.data<T>(), n,
+                                 s.accumulate ? T(1) : T(0), s.grad.data<T>(), k);
+        }
+        if (needs_input_grad(1)) {
+          auto s = input_grad(1);
+          backend::cuda::gemm<T>(true, false, k, n, m, T(1), a_.data<T>(), k, gy.data<T>(), n,
+                                 s.accumulate ? T(1) : T(0), s.grad.data<T>(), n);
+        }
+        return;
+      }
+#endif
       if (needs_input_grad(0)) {
         auto s = input_grad(0);
         backend::cpu::gemm<T>(false, true, m, k, n, T(1), gy.data<T>(), n, b_.data<T>(), n, s.accumulate ? T(1) : T(0),
@@ -84,6 +122,13 @@ inline Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias =
   const std::int64_t batch = x.size(0), in = x.size(1), out = weight.size(0);
   Tensor y = new_output(Shape{batch, out}, x);
   dispatch_floating(x.dtype(), "linear", [&]<typename T>() {
+#if defined(TINYNET_WITH_CUDA)
+    if (x.device().is_cuda()) {
+      backend::cuda::linear_forward(x.data<T>(), weight.data<T>(), bias.defined() ? bias.data<T>() : nullptr,
+                                    y.data<T>(), batch, in, out);
+      return;
+    }
+#endif
     backend::cpu::linear_forward(x.data<T>(), weight.data<T>(), bias.defined() ? bias.data<T>() : nullptr,
                                  y.data<T>(), batch, in, out);
   });
@@ -105,6 +150,12 @@ inline Tensor matmul(const Tensor& a, const Tensor& b) {
   const std::int64_t m = a.size(0), k = a.size(1), n = b.size(1);
   Tensor y = new_output(Shape{m, n}, a);
   dispatch_floating(a.dtype(), "matmul", [&]<typename T>() {
+#if defined(TINYNET_WITH_CUDA)
+    if (a.device().is_cuda()) {
+      backend::cuda::gemm<T>(false, false, m, n, k, T(1), a.data<T>(), k, b.data<T>(), n, T(0), y.data<T>(), n);
+      return;
+    }
+#endif
     backend::cpu::gemm<T>(false, false, m, n, k, T(1), a.data<T>(), k, b.data<T>(), n, T(0), y.data<T>(), n);
   });
   if (autograd::any_needs_grad(a, b)) autograd::record(y, std::make_shared<MatmulNode>(a, b), {&a, &b});

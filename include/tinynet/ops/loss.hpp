@@ -5,6 +5,10 @@
 #include "tinynet/backend/cpu/softmax.hpp"
 #include "tinynet/ops/softmax.hpp"
 
+#if defined(TINYNET_WITH_CUDA)
+#include "tinynet/backend/cuda/softmax.hpp"
+#endif
+
 namespace tinynet {
 
 /// How a per-sample loss is reduced.
@@ -22,6 +26,14 @@ class NllLossNode final : public autograd::Node {
     auto s = input_grad(0);
     const std::int64_t batch = target_.numel();
     dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
+#if defined(TINYNET_WITH_CUDA)
+      if (gy.device().is_cuda()) {
+        const T divisor = r_ == Reduction::mean ? static_cast<T>(batch) : T(1);
+        backend::cuda::nll_backward(target_.data<std::int64_t>(), gy.data<T>(), r_ != Reduction::none, divisor,
+                                    s.grad.data<T>(), batch, classes_, s.accumulate);
+        return;
+      }
+#endif
       if (r_ == Reduction::none) {
         backend::cpu::nll_backward(target_.data<std::int64_t>(), gy.data<T>(), false, s.grad.data<T>(), batch, classes_,
                                    s.accumulate);
@@ -49,17 +61,32 @@ inline Tensor nll_loss(const Tensor& logp, const Tensor& target, Reduction reduc
   check_rank("nll_loss", logp, 2, "input", "batch, classes");
   TINYNET_CHECK(TypeError, target.defined() && target.dtype() == DType::int64, "nll_loss: target must be an int64 tensor, got ",
                    target.defined() ? dtype_name(target.dtype()) : "undefined");
-  check_cpu("nll_loss", target);
+  TINYNET_CHECK(TypeError, target.device() == logp.device(), "nll_loss: target is on ", target.device(),
+                " but the input is on ", logp.device());
   TINYNET_CHECK(ShapeError, target.shape() == Shape{logp.size(0)}, "nll_loss: target has shape ", target.shape(),
                     ", expected [", logp.size(0), "] for input of shape ", logp.shape());
   const std::int64_t batch = logp.size(0), classes = logp.size(1);
+  TINYNET_CHECK(ValueError, batch > 0 || reduction != Reduction::mean, "nll_loss: mean over an empty batch");
+  Tensor per_sample = new_output(Shape{batch}, logp);
+  Tensor out = reduction == Reduction::none ? per_sample : new_output(Shape{}, logp);
+#if defined(TINYNET_WITH_CUDA)
+  // On the device the kernel checks the targets (see backend/cuda/softmax.hpp): reading
+  // them here would stall the stream.
+  if (logp.device().is_cuda()) {
+    dispatch_floating(logp.dtype(), "nll_loss", [&]<typename T>() {
+      backend::cuda::nll_forward(logp.data<T>(), target.data<std::int64_t>(), per_sample.data<T>(),
+                                 reduction == Reduction::none ? nullptr : out.data<T>(),
+                                 reduction == Reduction::mean ? static_cast<double>(batch) : 1.0, batch, classes);
+    });
+    if (autograd::needs_grad(logp))
+      autograd::record(out, std::make_shared<NllLossNode>(target, classes, reduction), {&logp});
+    return out;
+  }
+#endif
   const std::int64_t* t = target.data<std::int64_t>();
   for (std::int64_t i = 0; i < batch; ++i)
     TINYNET_CHECK(IndexError, t[i] >= 0 && t[i] < classes, "nll_loss: target ", t[i], " at position ", i,
                       " is out of range for ", classes, " classes");
-  TINYNET_CHECK(ValueError, batch > 0 || reduction != Reduction::mean, "nll_loss: mean over an empty batch");
-  Tensor per_sample = new_output(Shape{batch}, logp);
-  Tensor out = reduction == Reduction::none ? per_sample : new_output(Shape{}, logp);
   dispatch_floating(logp.dtype(), "nll_loss", [&]<typename T>() {
     backend::cpu::nll_forward(logp.data<T>(), t, per_sample.data<T>(), batch, classes);
     if (reduction != Reduction::none) {

@@ -5,6 +5,10 @@
 #include "tinynet/backend/cpu/pool2d.hpp"
 #include "tinynet/ops/common.hpp"
 
+#if defined(TINYNET_WITH_CUDA)
+#include "tinynet/backend/cuda/pool2d.hpp"
+#endif
+
 namespace tinynet {
 
 namespace ops::detail {
@@ -34,6 +38,12 @@ class MaxPool2dNode final : public autograd::Node {
   void backward(const Tensor& gy) override {
     auto s = input_grad(0);
     dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
+      #if defined(TINYNET_WITH_CUDA)
+      if (gy.device().is_cuda()) {
+        backend::cuda::max_pool2d_backward(g_, gy.data<T>(), idx_.data<std::int32_t>(), s.grad.data<T>(), s.accumulate);
+        return;
+      }
+#endif
       backend::cpu::max_pool2d_backward(g_, gy.data<T>(), idx_.data<std::int32_t>(), s.grad.data<T>(), s.accumulate);
     });
   }
@@ -51,6 +61,12 @@ class AvgPool2dNode final : public autograd::Node {
   void backward(const Tensor& gy) override {
     auto s = input_grad(0);
     dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
+      #if defined(TINYNET_WITH_CUDA)
+      if (gy.device().is_cuda()) {
+        backend::cuda::avg_pool2d_backward(g_, gy.data<T>(), s.grad.data<T>(), s.accumulate);
+        return;
+      }
+#endif
       backend::cpu::avg_pool2d_backward(g_, gy.data<T>(), s.grad.data<T>(), s.accumulate);
     });
   }
@@ -69,6 +85,12 @@ inline Tensor max_pool2d(const Tensor& x, int kernel, int stride = 0, int paddin
   Tensor y = new_output(Shape{x.size(0), x.size(1), g.oh, g.ow}, x);
   Tensor idx(y.shape(), {DType::int32, x.device(), false});
   dispatch_floating(x.dtype(), "max_pool2d", [&]<typename T>() {
+    #if defined(TINYNET_WITH_CUDA)
+    if (x.device().is_cuda()) {
+      backend::cuda::max_pool2d_forward(g, x.data<T>(), y.data<T>(), idx.data<std::int32_t>());
+      return;
+    }
+#endif
     backend::cpu::max_pool2d_forward(g, x.data<T>(), y.data<T>(), idx.data<std::int32_t>());
   });
   if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<MaxPool2dNode>(idx, g), {&x});
@@ -82,8 +104,15 @@ inline Tensor avg_pool2d(const Tensor& x, int kernel, int stride = 0, int paddin
   check_float_input("avg_pool2d", x);
   const auto g = pool2d_geometry("avg_pool2d", x, kernel, stride == 0 ? kernel : stride, padding);
   Tensor y = new_output(Shape{x.size(0), x.size(1), g.oh, g.ow}, x);
-  dispatch_floating(x.dtype(), "avg_pool2d",
-                    [&]<typename T>() { backend::cpu::avg_pool2d_forward(g, x.data<T>(), y.data<T>()); });
+  dispatch_floating(x.dtype(), "avg_pool2d", [&]<typename T>() {
+#if defined(TINYNET_WITH_CUDA)
+    if (x.device().is_cuda()) {
+      backend::cuda::avg_pool2d_forward(g, x.data<T>(), y.data<T>());
+      return;
+    }
+#endif
+    backend::cpu::avg_pool2d_forward(g, x.data<T>(), y.data<T>());
+  });
   if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<AvgPool2dNode>(g), {&x});
   return y;
 }

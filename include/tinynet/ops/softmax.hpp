@@ -5,6 +5,10 @@
 #include "tinynet/backend/cpu/softmax.hpp"
 #include "tinynet/ops/reduce.hpp"
 
+#if defined(TINYNET_WITH_CUDA)
+#include "tinynet/backend/cuda/softmax.hpp"
+#endif
+
 namespace tinynet {
 
 namespace ops::detail {
@@ -18,6 +22,13 @@ class SoftmaxNode final : public autograd::Node {
   void backward(const Tensor& gy) override {
     auto s = input_grad(0);
     dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
+      #if defined(TINYNET_WITH_CUDA)
+      if (gy.device().is_cuda()) {
+        backend::cuda::softmax_backward(y_.data<T>(), gy.data<T>(), s.grad.data<T>(), split_.outer, split_.n,
+                                     split_.inner, log_, s.accumulate);
+        return;
+      }
+#endif
       backend::cpu::softmax_backward(y_.data<T>(), gy.data<T>(), s.grad.data<T>(), split_.outer, split_.n,
                                      split_.inner, log_, s.accumulate);
     });
@@ -36,6 +47,12 @@ inline Tensor softmax_impl(const Tensor& x, int dim, bool log) {
   const auto split = split_at(x.shape(), x.shape().wrap_dim(dim));
   Tensor y = new_output(x.shape(), x);
   dispatch_floating(x.dtype(), op, [&]<typename T>() {
+    #if defined(TINYNET_WITH_CUDA)
+    if (x.device().is_cuda()) {
+      backend::cuda::softmax_forward(x.data<T>(), y.data<T>(), split.outer, split.n, split.inner, log);
+      return;
+    }
+#endif
     backend::cpu::softmax_forward(x.data<T>(), y.data<T>(), split.outer, split.n, split.inner, log);
   });
   if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<SoftmaxNode>(y.detach(), split, log), {&x});

@@ -5,6 +5,10 @@
 #include "tinynet/backend/cpu/elementwise.hpp"
 #include "tinynet/ops/common.hpp"
 
+#if defined(TINYNET_WITH_CUDA)
+#include "tinynet/backend/cuda/elementwise.hpp"
+#endif
+
 namespace tinynet {
 
 namespace ops::detail {
@@ -43,6 +47,12 @@ class ViewNode final : public autograd::Node {
   void backward(const Tensor& gy) override {
     auto slot = input_grad(0);
     dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
+#if defined(TINYNET_WITH_CUDA)
+      if (gy.device().is_cuda()) {
+        backend::cuda::copy_or_add(gy.data<T>(), slot.grad.data<T>(), gy.numel(), slot.accumulate);
+        return;
+      }
+#endif
       backend::cpu::copy_or_add(gy.data<T>(), slot.grad.data<T>(), gy.numel(), slot.accumulate);
     });
   }

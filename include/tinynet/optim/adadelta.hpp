@@ -5,6 +5,10 @@
 #include "tinynet/backend/cpu/optimizers.hpp"
 #include "tinynet/optim/optimizer.hpp"
 
+#if defined(TINYNET_WITH_CUDA)
+#include "tinynet/backend/cuda/optimizers.hpp"
+#endif
+
 namespace tinynet::optim {
 
 /// Adadelta hyper-parameters (PyTorch's defaults).
@@ -57,6 +61,13 @@ class Adadelta final : public OptimizerBase<AdadeltaOptions> {
     const backend::cpu::AdadeltaArgs args{
         .lr = o.lr, .rho = o.rho, .eps = o.eps, .weight_decay = o.weight_decay, .maximize = o.maximize};
     dispatch_floating(p.dtype(), "Adadelta", [&]<typename T>() {
+#if defined(TINYNET_WITH_CUDA)
+      if (p.device().is_cuda()) {
+        backend::cuda::adadelta_update(p.data<T>(), grad.data<T>(), square_avg.data<T>(), acc_delta.data<T>(), p.numel(),
+                                      args);
+        return;
+      }
+#endif
       backend::cpu::adadelta_update(p.data<T>(), grad.data<T>(), square_avg.data<T>(), acc_delta.data<T>(), p.numel(),
                                     args);
     });

@@ -8,6 +8,10 @@
 #include "tinynet/backend/cpu/optimizers.hpp"
 #include "tinynet/optim/optimizer.hpp"
 
+#if defined(TINYNET_WITH_CUDA)
+#include "tinynet/backend/cuda/optimizers.hpp"
+#endif
+
 namespace tinynet::optim {
 
 namespace detail {
@@ -73,6 +77,13 @@ class AdamBase : public OptimizerBase<Options> {
                                       .decoupled = Decoupled,
                                       .step = s.step};
     dispatch_floating(p.dtype(), Options::kOptimizer, [&]<typename T>() {
+#if defined(TINYNET_WITH_CUDA)
+      if (p.device().is_cuda()) {
+        backend::cuda::adam_update(p.data<T>(), grad.data<T>(), exp_avg.data<T>(), exp_avg_sq.data<T>(),
+                                  max_exp_avg_sq ? max_exp_avg_sq->data<T>() : nullptr, p.numel(), args);
+        return;
+      }
+#endif
       backend::cpu::adam_update(p.data<T>(), grad.data<T>(), exp_avg.data<T>(), exp_avg_sq.data<T>(),
                                 max_exp_avg_sq ? max_exp_avg_sq->data<T>() : nullptr, p.numel(), args);
     });

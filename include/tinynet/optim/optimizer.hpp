@@ -10,10 +10,12 @@
 /// update and reused after, so steady-state steps allocate nothing.
 ///
 /// state_dict layout (PyTorch's, flattened; parameters numbered 0.. across groups):
+/// ```
 ///   state.<id>.<name>          per-parameter tensors ("momentum_buffer", "exp_avg", ...)
 ///   state.<id>.step            int64 scalar, for optimizers that count steps
 ///   param_groups.<g>.params    int64 [n]: the ids of group g's parameters
 ///   param_groups.<g>.<option>  float64 scalar (bools as int64 0/1, betas as float64 [2])
+/// ```
 
 #include <array>
 #include <charconv>
@@ -154,8 +156,12 @@ class OptimizerBase : public Optimizer {
       for (Tensor& p : group.params) {
         const Tensor g = p.grad();
         if (!g.defined()) continue;
-        TINYNET_CHECK(TypeError, p.device().is_cpu() && g.device().is_cpu(), name(), ": parameter on ", p.device(),
+#if !defined(TINYNET_WITH_CUDA)
+        TINYNET_CHECK(TypeError, p.device().is_cpu(), name(), ": parameter on ", p.device(),
                       " but this build has no kernel for it (compile with nvcc for CUDA)");
+#endif
+        TINYNET_CHECK(TypeError, g.device() == p.device(), name(), ": gradient on ", g.device(),
+                      " but its parameter is on ", p.device());
         TINYNET_CHECK(ShapeError, g.shape() == p.shape(), name(), ": gradient has shape ", g.shape(),
                       " but its parameter has shape ", p.shape());
         TINYNET_CHECK(TypeError, g.dtype() == p.dtype(), name(), ": gradient is ", g.dtype(),
@@ -228,7 +234,7 @@ class OptimizerBase : public Optimizer {
 
   /// Names of the state buffers, in ParamState::buffers order.
   virtual std::span<const char* const> state_names() const = 0;
-  /// Whether state includes a step count (saved as state.<id>.step).
+  /// Whether state includes a step count (saved as `state.<id>.step`).
   virtual bool counts_steps() const = 0;
   /// Whether buffer `b` must be present in a loaded state entry under `options`.
   virtual bool buffer_required(std::size_t b, const Options& options) const = 0;
@@ -363,6 +369,7 @@ void OptimizerBase<Options>::load_state_dict(const StateDict& sd) {
       TINYNET_CHECK(ShapeError, t.shape() == p.shape(), who, "entry '", key, "' has shape ", t.shape(),
                     " but parameter ", id, " has shape ", p.shape());
       s.buffers[b] = t.to(p.dtype());
+      if (s.buffers[b].device() != p.device()) s.buffers[b] = s.buffers[b].to(p.device());
     }
     if (counts_steps()) entry(prefix + "step", fields, "step");
     for (std::size_t b = 0; b < names.size(); ++b)

@@ -8,6 +8,10 @@
 #include "tinynet/backend/cpu/optimizers.hpp"
 #include "tinynet/optim/optimizer.hpp"
 
+#if defined(TINYNET_WITH_CUDA)
+#include "tinynet/backend/cuda/optimizers.hpp"
+#endif
+
 namespace tinynet::optim {
 
 /// SGD hyper-parameters: `SGD(params, {.lr = 0.1, .momentum = 0.9})`.
@@ -72,6 +76,12 @@ class SGD final : public OptimizerBase<SGDOptions> {
                                      .maximize = o.maximize,
                                      .init_buffer = init};
     dispatch_floating(p.dtype(), "SGD", [&]<typename T>() {
+#if defined(TINYNET_WITH_CUDA)
+      if (p.device().is_cuda()) {
+        backend::cuda::sgd_update(p.data<T>(), grad.data<T>(), buf ? buf->data<T>() : nullptr, p.numel(), args);
+        return;
+      }
+#endif
       backend::cpu::sgd_update(p.data<T>(), grad.data<T>(), buf ? buf->data<T>() : nullptr, p.numel(), args);
     });
   }

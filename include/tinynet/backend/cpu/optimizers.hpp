@@ -4,13 +4,14 @@
 /// (1.13, single-tensor path) applies its tensor ops, so results agree with it to rounding.
 /// Hyper-parameters arrive as doubles; derived constants (1 - beta, lr / bias correction)
 /// are formed in double and rounded to T once, as PyTorch does with its Python scalars.
-/// A CUDA backend mirrors these signatures in backend/cuda/optimizers.cuh.
+/// The per-element rules are shared with the device kernels (backend/cuda/optimizers.hpp).
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
 #include "tinynet/backend/cpu/parallel.hpp"
+#include "tinynet/core/config.hpp"
 
 namespace tinynet::backend::cpu {
 
@@ -26,25 +27,45 @@ struct SgdArgs {
   bool init_buffer = false;
 };
 
-/// g = ±grad + wd p;  buf = g (new) or momentum buf + (1 - dampening) g;
-/// g = g + momentum buf (nesterov) or buf;  p -= lr g.
-/// `buf` may be null when momentum is 0.
+/// The SGD update of element i: g = ±grad + wd p;  buf = g (new) or momentum buf +
+/// (1 - dampening) g;  g = g + momentum buf (nesterov) or buf;  p -= lr g.
+/// Shared by the CPU loop and the device kernel (backend/cuda/optimizers.hpp).
+template <typename T>
+struct SgdRule {
+  T* param;
+  const T* grad;
+  T* buf;  // null when momentum is 0
+  T lr, wd, mu, keep;
+  bool use_wd, use_mu, init_buffer, nesterov, maximize;
+
+  SgdRule(T* p, const T* g, T* b, const SgdArgs& a)
+      : param(p), grad(g), buf(b), lr(static_cast<T>(a.lr)), wd(static_cast<T>(a.weight_decay)),
+        mu(static_cast<T>(a.momentum)), keep(static_cast<T>(1.0 - a.dampening)), use_wd(a.weight_decay != 0),
+        use_mu(a.momentum != 0), init_buffer(a.init_buffer), nesterov(a.nesterov), maximize(a.maximize) {}
+
+  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const {
+    T g = maximize ? -grad[i] : grad[i];
+    if (use_wd) g += wd * param[i];
+    if (use_mu) {
+      buf[i] = init_buffer ? g : mu * buf[i] + keep * g;
+      g = nesterov ? g + mu * buf[i] : buf[i];
+    }
+    param[i] -= lr * g;
+  }
+};
+
+/// Runs `rule(i)` for every element, in parallel.
+template <typename Rule>
+void apply_rule(std::int64_t n, const Rule& rule) {
+  parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t i = lo; i < hi; ++i) rule(i);
+  });
+}
+
+/// One SGD step over a parameter tensor; `buf` may be null when momentum is 0.
 template <typename T>
 void sgd_update(T* param, const T* grad, T* buf, std::int64_t n, const SgdArgs& a) {
-  const T lr = static_cast<T>(a.lr), wd = static_cast<T>(a.weight_decay), mu = static_cast<T>(a.momentum);
-  const T keep = static_cast<T>(1.0 - a.dampening);
-  const bool use_wd = a.weight_decay != 0, use_mu = a.momentum != 0;
-  parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
-    for (std::int64_t i = lo; i < hi; ++i) {
-      T g = a.maximize ? -grad[i] : grad[i];
-      if (use_wd) g += wd * param[i];
-      if (use_mu) {
-        buf[i] = a.init_buffer ? g : mu * buf[i] + keep * g;
-        g = a.nesterov ? g + mu * buf[i] : buf[i];
-      }
-      param[i] -= lr * g;
-    }
-  });
+  apply_rule(n, SgdRule<T>(param, grad, buf, a));
 }
 
 /// Adadelta hyper-parameters of one update.
@@ -56,24 +77,38 @@ struct AdadeltaArgs {
   bool maximize = false;
 };
 
-/// g = ±grad + wd p;  v = rho v + (1 - rho) g²;  d = sqrt(u + eps) / sqrt(v + eps) g;
-/// u = rho u + (1 - rho) d²;  p -= lr d.   (v: square_avg, u: acc_delta)
+/// The Adadelta update of element i: g = ±grad + wd p;  v = rho v + (1 - rho) g²;
+/// d = sqrt(u + eps) / sqrt(v + eps) g;  u = rho u + (1 - rho) d²;  p -= lr d.
+/// (v: square_avg, u: acc_delta)
+template <typename T>
+struct AdadeltaRule {
+  T* param;
+  const T* grad;
+  T* square_avg;
+  T* acc_delta;
+  T lr, rho, eps, wd, one_minus_rho;
+  bool use_wd, maximize;
+
+  AdadeltaRule(T* p, const T* g, T* v, T* u, const AdadeltaArgs& a)
+      : param(p), grad(g), square_avg(v), acc_delta(u), lr(static_cast<T>(a.lr)), rho(static_cast<T>(a.rho)),
+        eps(static_cast<T>(a.eps)), wd(static_cast<T>(a.weight_decay)), one_minus_rho(static_cast<T>(1.0 - a.rho)),
+        use_wd(a.weight_decay != 0), maximize(a.maximize) {}
+
+  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const {
+    T g = maximize ? -grad[i] : grad[i];
+    if (use_wd) g += wd * param[i];
+    square_avg[i] = rho * square_avg[i] + one_minus_rho * g * g;
+    const T std = std::sqrt(square_avg[i] + eps);
+    const T delta = std::sqrt(acc_delta[i] + eps) / std * g;
+    acc_delta[i] = rho * acc_delta[i] + one_minus_rho * delta * delta;
+    param[i] -= lr * delta;
+  }
+};
+
+/// One Adadelta step over a parameter tensor.
 template <typename T>
 void adadelta_update(T* param, const T* grad, T* square_avg, T* acc_delta, std::int64_t n, const AdadeltaArgs& a) {
-  const T lr = static_cast<T>(a.lr), rho = static_cast<T>(a.rho), eps = static_cast<T>(a.eps);
-  const T wd = static_cast<T>(a.weight_decay), one_minus_rho = static_cast<T>(1.0 - a.rho);
-  const bool use_wd = a.weight_decay != 0;
-  parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
-    for (std::int64_t i = lo; i < hi; ++i) {
-      T g = a.maximize ? -grad[i] : grad[i];
-      if (use_wd) g += wd * param[i];
-      square_avg[i] = rho * square_avg[i] + one_minus_rho * g * g;
-      const T std = std::sqrt(square_avg[i] + eps);
-      const T delta = std::sqrt(acc_delta[i] + eps) / std * g;
-      acc_delta[i] = rho * acc_delta[i] + one_minus_rho * delta * delta;
-      param[i] -= lr * delta;
-    }
-  });
+  apply_rule(n, AdadeltaRule<T>(param, grad, square_avg, acc_delta, a));
 }
 
 /// Adam / AdamW hyper-parameters of one update, bias corrections included.
@@ -91,34 +126,47 @@ struct AdamArgs {
   std::int64_t step = 1;
 };
 
-/// g = ±grad (+ wd p for Adam; p *= 1 - lr wd for AdamW);  m = b1 m + (1 - b1) g;
-/// v = b2 v + (1 - b2) g²;  v̂ = max(v̂, v) (amsgrad) or v;
+/// The Adam / AdamW update of element i: g = ±grad (+ wd p for Adam; p *= 1 - lr wd for
+/// AdamW);  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g²;  v̂ = max(v̂, v) (amsgrad) or v;
 /// p -= lr / (1 - b1^t) · m / (sqrt(v̂) / sqrt(1 - b2^t) + eps).
-/// `max_exp_avg_sq` may be null unless amsgrad.
+template <typename T>
+struct AdamRule {
+  T* param;
+  const T* grad;
+  T* exp_avg;
+  T* exp_avg_sq;
+  T* max_exp_avg_sq;  // null unless amsgrad
+  T b1, b2, one_minus_b1, one_minus_b2, step_size, bc2_sqrt, eps, wd, decay;
+  bool coupled_wd, decoupled, amsgrad, maximize;
+
+  AdamRule(T* p, const T* g, T* m, T* v, T* vmax, const AdamArgs& a)
+      : param(p), grad(g), exp_avg(m), exp_avg_sq(v), max_exp_avg_sq(vmax), b1(static_cast<T>(a.beta1)),
+        b2(static_cast<T>(a.beta2)), one_minus_b1(static_cast<T>(1.0 - a.beta1)),
+        one_minus_b2(static_cast<T>(1.0 - a.beta2)),
+        step_size(static_cast<T>(a.lr / (1.0 - std::pow(a.beta1, static_cast<double>(a.step))))),
+        bc2_sqrt(static_cast<T>(std::sqrt(1.0 - std::pow(a.beta2, static_cast<double>(a.step))))),
+        eps(static_cast<T>(a.eps)), wd(static_cast<T>(a.weight_decay)),
+        decay(static_cast<T>(1.0 - a.lr * a.weight_decay)), coupled_wd(!a.decoupled && a.weight_decay != 0),
+        decoupled(a.decoupled), amsgrad(a.amsgrad), maximize(a.maximize) {}
+
+  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const {
+    T g = maximize ? -grad[i] : grad[i];
+    if (decoupled) param[i] *= decay;
+    else if (coupled_wd) g += wd * param[i];
+    exp_avg[i] = b1 * exp_avg[i] + one_minus_b1 * g;
+    exp_avg_sq[i] = b2 * exp_avg_sq[i] + one_minus_b2 * g * g;
+    T v = exp_avg_sq[i];
+    if (amsgrad) v = max_exp_avg_sq[i] = max_exp_avg_sq[i] > v ? max_exp_avg_sq[i] : v;
+    const T denom = std::sqrt(v) / bc2_sqrt + eps;
+    param[i] -= step_size * (exp_avg[i] / denom);
+  }
+};
+
+/// One Adam / AdamW step over a parameter tensor.
 template <typename T>
 void adam_update(T* param, const T* grad, T* exp_avg, T* exp_avg_sq, T* max_exp_avg_sq, std::int64_t n,
                  const AdamArgs& a) {
-  const double t = static_cast<double>(a.step);
-  const T b1 = static_cast<T>(a.beta1), b2 = static_cast<T>(a.beta2);
-  const T one_minus_b1 = static_cast<T>(1.0 - a.beta1), one_minus_b2 = static_cast<T>(1.0 - a.beta2);
-  const T step_size = static_cast<T>(a.lr / (1.0 - std::pow(a.beta1, t)));
-  const T bc2_sqrt = static_cast<T>(std::sqrt(1.0 - std::pow(a.beta2, t)));
-  const T eps = static_cast<T>(a.eps), wd = static_cast<T>(a.weight_decay);
-  const T decay = static_cast<T>(1.0 - a.lr * a.weight_decay);
-  const bool coupled_wd = !a.decoupled && a.weight_decay != 0;
-  parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
-    for (std::int64_t i = lo; i < hi; ++i) {
-      T g = a.maximize ? -grad[i] : grad[i];
-      if (a.decoupled) param[i] *= decay;
-      else if (coupled_wd) g += wd * param[i];
-      exp_avg[i] = b1 * exp_avg[i] + one_minus_b1 * g;
-      exp_avg_sq[i] = b2 * exp_avg_sq[i] + one_minus_b2 * g * g;
-      T v = exp_avg_sq[i];
-      if (a.amsgrad) v = max_exp_avg_sq[i] = std::max(max_exp_avg_sq[i], v);
-      const T denom = std::sqrt(v) / bc2_sqrt + eps;
-      param[i] -= step_size * (exp_avg[i] / denom);
-    }
-  });
+  apply_rule(n, AdamRule<T>(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, a));
 }
 
 }  // namespace tinynet::backend::cpu

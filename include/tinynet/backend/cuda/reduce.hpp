@@ -1,0 +1,76 @@
+#pragma once
+/// \file
+/// Reduction device kernels over the middle axis of an [outer, n, inner] view, mirroring
+/// backend/cpu/reduce.hpp: one device thread per output element, summing in double.
+
+#include <cstdint>
+
+#include "tinynet/backend/cuda/launch.hpp"
+
+namespace tinynet::backend::cuda {
+
+namespace detail {
+
+template <typename T>
+struct SumDim {
+  const T* x;
+  T* y;
+  std::int64_t n, inner;
+  T scale;
+  TINYNET_HOST_DEVICE void operator()(std::int64_t j) const {
+    const T* p = x + (j / inner) * n * inner + j % inner;
+    double acc = 0;
+    for (std::int64_t k = 0; k < n; ++k) acc += static_cast<double>(p[k * inner]);
+    y[j] = static_cast<T>(acc) * scale;
+  }
+};
+
+template <typename T>
+struct BroadcastDim {
+  const T* gy;
+  T* dx;
+  std::int64_t n, inner;
+  T scale;
+  bool accumulate;
+  TINYNET_HOST_DEVICE void operator()(std::int64_t e) const {
+    const T v = scale * gy[(e / (n * inner)) * inner + e % inner];
+    dx[e] = accumulate ? dx[e] + v : v;
+  }
+};
+
+template <typename T>
+struct ArgmaxDim {
+  const T* x;
+  std::int64_t* y;
+  std::int64_t n, inner;
+  TINYNET_HOST_DEVICE void operator()(std::int64_t j) const {
+    const T* p = x + (j / inner) * n * inner + j % inner;
+    std::int64_t best = 0;
+    for (std::int64_t k = 1; k < n; ++k)
+      if (p[k * inner] > p[best * inner]) best = k;
+    y[j] = best;
+  }
+};
+
+}  // namespace detail
+
+/// y[o,i] = scale * sum_k x[o,k,i]
+template <typename T>
+void sum_dim(const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner, T scale) {
+  for_each_index(outer * inner, detail::SumDim<T>{x, y, n, inner, scale});
+}
+
+/// dx[o,k,i] (+)= scale * gy[o,i]
+template <typename T>
+void broadcast_dim(const T* gy, T* dx, std::int64_t outer, std::int64_t n, std::int64_t inner, T scale,
+                   bool accumulate) {
+  for_each_index(outer * n * inner, detail::BroadcastDim<T>{gy, dx, n, inner, scale, accumulate});
+}
+
+/// y[o,i] = argmax_k x[o,k,i] (first maximum on ties)
+template <typename T>
+void argmax_dim(const T* x, std::int64_t* y, std::int64_t outer, std::int64_t n, std::int64_t inner) {
+  for_each_index(outer * inner, detail::ArgmaxDim<T>{x, y, n, inner});
+}
+
+}  // namespace tinynet::backend::cuda
