@@ -34,7 +34,8 @@ inline Distributed init_distributed(const Options& o) {
   if (tinynet::dist::world_size_from_env() <= 1) return {};
   if (o.backend == "nccl")
     throw tinynet::dist::DistConfigError(
-        "--backend nccl trains on GPUs, and this build of the example has no CUDA backend; use --backend gloo");
+        "--backend nccl (GPU ranks) is not wired into the example yet: its data-parallel ranks train on the "
+        "CPU; use --backend gloo");
   Distributed d;
   d.group = tinynet::dist::init_process_group(o.backend, "env://",
                                               std::chrono::milliseconds(static_cast<long long>(o.dist_timeout * 1000)));

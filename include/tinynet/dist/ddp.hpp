@@ -23,7 +23,6 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <cstring>
 #include <deque>
 #include <exception>
 #include <memory>
@@ -58,6 +57,7 @@ class Reducer {
     std::vector<std::size_t> params;     // indices into params_
     std::vector<std::int64_t> offsets;   // element offset of each in `flat`
     Tensor flat;
+    std::vector<Tensor> views;           // each parameter's part of `flat`, shaped like it
     std::size_t pending = 0;             // parameters whose gradient this pass still lacks
     std::exception_ptr error;
     bool done = false;
@@ -98,9 +98,7 @@ class Reducer {
                   "gradient stall it: ", unready());
     ready_[i] = true;
     Bucket& b = buckets_[bucket_of_[i]];
-    const Tensor& g = params_[i].second.grad();
-    std::memcpy(static_cast<char*>(b.flat.raw_data()) + b.offsets[slot_of_[i]] * static_cast<std::int64_t>(element_size(g.dtype())),
-                g.raw_data(), g.nbytes());
+    b.views[slot_of_[i]].copy_(params_[i].second.grad());
     --b.pending;
     // Buckets launch in index order on every rank, so the collectives line up.
     while (next_launch_ < buckets_.size() && buckets_[next_launch_].pending == 0) launch(next_launch_++);
@@ -133,6 +131,7 @@ class Reducer {
     for (Bucket& b : buckets_) {
       const Tensor& last = params_[b.params.back()].second;
       b.flat = empty({b.offsets.back() + last.numel()}, {last.dtype(), last.device(), false});
+      for (std::size_t k = 0; k < b.params.size(); ++k) b.views.push_back(slice(b.flat, b.offsets[k], params_[b.params[k]].second.shape()));
       b.pending = b.params.size();
     }
   }
@@ -206,12 +205,17 @@ class Reducer {
       }
     }
     for (Bucket& b : buckets_)
-      for (std::size_t k = 0; k < b.params.size(); ++k) {
-        Tensor g = params_[b.params[k]].second.grad();
-        std::memcpy(g.raw_data(),
-                    static_cast<const char*>(b.flat.raw_data()) + b.offsets[k] * static_cast<std::int64_t>(element_size(g.dtype())),
-                    g.nbytes());
-      }
+      for (std::size_t k = 0; k < b.params.size(); ++k) params_[b.params[k]].second.grad().copy_(b.views[k]);
+  }
+
+  // `shape`-d elements of `flat` from `offset` on, sharing its storage (on any device).
+  static Tensor slice(const Tensor& flat, std::int64_t offset, const Shape& shape) {
+    auto v = std::make_shared<tinynet::detail::TensorImpl>();
+    v->storage = flat.impl().storage;
+    v->offset = flat.impl().offset + offset;
+    v->shape = shape;
+    v->dtype = flat.dtype();
+    return Tensor(std::move(v));
   }
 
   std::shared_ptr<ProcessGroup> pg_;

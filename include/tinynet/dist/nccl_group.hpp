@@ -12,6 +12,7 @@
 #include <nccl.h>
 
 #include <chrono>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -140,6 +141,9 @@ class NcclGroup : public ProcessGroup {
     const std::string name = std::string(op) + (what.empty() ? "" : " (" + what + ")");
     if (!broken_.empty()) throw DistError(who() + ": " + name + ": the group is unusable after: " + broken_);
     const auto deadline = std::chrono::steady_clock::now() + timeout.value_or(this->timeout());
+    // The tensor was written by kernels on other streams: they must finish before NCCL's
+    // stream reads it.
+    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     check_nccl(enqueue(), op);
     wait_comm(name, deadline);
     while (true) {
