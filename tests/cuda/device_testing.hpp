@@ -77,7 +77,4 @@ inline Tensor input32(const Shape& shape, std::uint64_t seed, bool requires_grad
   return random_input(shape, seed, false, lo, hi).to(DType::float32).requires_grad_(requires_grad);
 }
 
-/// float64 inputs for gradchecks, on the device.
-inline Tensor input64_on_device(const Tensor& cpu_input) { return on_device(cpu_input); }
-
 }  // namespace tinynet::testing

@@ -1,29 +1,16 @@
 #pragma once
 /// \file
-/// Reduction device kernels over the middle axis of an [outer, n, inner] view, mirroring
-/// backend/cpu/reduce.hpp: one device thread per output element, summing in double.
+/// Reduction device kernels over the middle axis of an [outer, n, inner] view: one device
+/// thread per output element, running the CPU backend's per-output functors.
 
 #include <cstdint>
 
+#include "tinynet/backend/cpu/reduce.hpp"
 #include "tinynet/backend/cuda/launch.hpp"
 
 namespace tinynet::backend::cuda {
 
 namespace detail {
-
-template <typename T>
-struct SumDim {
-  const T* x;
-  T* y;
-  std::int64_t n, inner;
-  T scale;
-  TINYNET_HOST_DEVICE void operator()(std::int64_t j) const {
-    const T* p = x + (j / inner) * n * inner + j % inner;
-    double acc = 0;
-    for (std::int64_t k = 0; k < n; ++k) acc += static_cast<double>(p[k * inner]);
-    y[j] = static_cast<T>(acc) * scale;
-  }
-};
 
 template <typename T>
 struct BroadcastDim {
@@ -38,26 +25,12 @@ struct BroadcastDim {
   }
 };
 
-template <typename T>
-struct ArgmaxDim {
-  const T* x;
-  std::int64_t* y;
-  std::int64_t n, inner;
-  TINYNET_HOST_DEVICE void operator()(std::int64_t j) const {
-    const T* p = x + (j / inner) * n * inner + j % inner;
-    std::int64_t best = 0;
-    for (std::int64_t k = 1; k < n; ++k)
-      if (p[k * inner] > p[best * inner]) best = k;
-    y[j] = best;
-  }
-};
-
 }  // namespace detail
 
 /// y[o,i] = scale * sum_k x[o,k,i]
 template <typename T>
 void sum_dim(const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner, T scale) {
-  for_each_index(outer * inner, detail::SumDim<T>{x, y, n, inner, scale});
+  for_each_index(outer * inner, cpu::SumDimRow<T>{x, y, n, inner, scale});
 }
 
 /// dx[o,k,i] (+)= scale * gy[o,i]
@@ -70,7 +43,7 @@ void broadcast_dim(const T* gy, T* dx, std::int64_t outer, std::int64_t n, std::
 /// y[o,i] = argmax_k x[o,k,i] (first maximum on ties)
 template <typename T>
 void argmax_dim(const T* x, std::int64_t* y, std::int64_t outer, std::int64_t n, std::int64_t inner) {
-  for_each_index(outer * inner, detail::ArgmaxDim<T>{x, y, n, inner});
+  for_each_index(outer * inner, cpu::ArgmaxRow<T>{x, y, n, inner});
 }
 
 }  // namespace tinynet::backend::cuda

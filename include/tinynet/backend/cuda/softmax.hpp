@@ -1,58 +1,18 @@
 #pragma once
 /// \file
-/// softmax / log_softmax and nll_loss device kernels, mirroring backend/cpu/softmax.hpp.
+/// softmax / log_softmax (the CPU backend's row functors) and nll_loss device kernels.
 /// nll_loss checks its targets on the device: an index out of range raises the device
 /// error flag (reported by the next synchronisation) and yields NaN, never a stray read.
 
 #include <cmath>
 #include <cstdint>
 
+#include "tinynet/backend/cpu/softmax.hpp"
 #include "tinynet/backend/cuda/launch.hpp"
 
 namespace tinynet::backend::cuda {
 
 namespace detail {
-
-template <typename T>
-struct SoftmaxForward {  // one row (o, i) per index
-  const T* x;
-  T* y;
-  std::int64_t n, inner;
-  bool log;
-  TINYNET_HOST_DEVICE void operator()(std::int64_t j) const {
-    const std::int64_t base = (j / inner) * n * inner + j % inner;
-    T mx = x[base];
-    for (std::int64_t k = 1; k < n; ++k) mx = x[base + k * inner] > mx ? x[base + k * inner] : mx;
-    T sum = 0;
-    for (std::int64_t k = 0; k < n; ++k) sum += std::exp(x[base + k * inner] - mx);
-    if (log) {
-      const T lse = mx + std::log(sum);
-      for (std::int64_t k = 0; k < n; ++k) y[base + k * inner] = x[base + k * inner] - lse;
-    } else {
-      const T inv = T(1) / sum;
-      for (std::int64_t k = 0; k < n; ++k) y[base + k * inner] = std::exp(x[base + k * inner] - mx) * inv;
-    }
-  }
-};
-
-template <typename T>
-struct SoftmaxBackward {
-  const T* y;
-  const T* gy;
-  T* dx;
-  std::int64_t n, inner;
-  bool log, accumulate;
-  TINYNET_HOST_DEVICE void operator()(std::int64_t j) const {
-    const std::int64_t base = (j / inner) * n * inner + j % inner;
-    T s = 0;
-    for (std::int64_t k = 0; k < n; ++k) s += log ? gy[base + k * inner] : gy[base + k * inner] * y[base + k * inner];
-    for (std::int64_t k = 0; k < n; ++k) {
-      const std::int64_t e = base + k * inner;
-      const T d = log ? gy[e] - std::exp(y[e]) * s : y[e] * (gy[e] - s);
-      dx[e] = accumulate ? dx[e] + d : d;
-    }
-  }
-};
 
 template <typename T>
 struct NllForward {  // per sample; bad targets raise the device error flag
@@ -105,13 +65,13 @@ struct NllBackward {  // one element of dlogp per index
 
 template <typename T>
 void softmax_forward(const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner, bool log) {
-  for_each_index(outer * inner, detail::SoftmaxForward<T>{x, y, n, inner, log});
+  for_each_index(outer * inner, cpu::SoftmaxRowForward<T>{x, y, n, inner, log});
 }
 
 template <typename T>
 void softmax_backward(const T* y, const T* gy, T* dx, std::int64_t outer, std::int64_t n, std::int64_t inner, bool log,
                       bool accumulate) {
-  for_each_index(outer * inner, detail::SoftmaxBackward<T>{y, gy, dx, n, inner, log, accumulate});
+  for_each_index(outer * inner, cpu::SoftmaxRowBackward<T>{y, gy, dx, n, inner, log, accumulate});
 }
 
 /// per_sample[n] = -logp[n, target[n]]; out[0] = sum / divisor (when out is not null).
