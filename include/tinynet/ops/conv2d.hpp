@@ -46,7 +46,7 @@ inline void conv2d_forward_on_device(const backend::cpu::Conv2dGeometry& g, cons
     return;
   }
 #endif
-  Tensor scratch = empty(Shape{backend::cpu::conv_chunks(g.n) * g.col_size()}, x.options());
+  Tensor scratch = empty(Shape{backend::cpu::conv2d_forward_scratch(g)}, x.options());
   dispatch_floating(x.dtype(), "conv2d", [&]<typename T>() {
     backend::cpu::conv2d_forward(g, x.data<T>(), w.data<T>(), b.defined() ? b.data<T>() : nullptr, y.data<T>(),
                                  scratch.data<T>());
@@ -76,8 +76,7 @@ class Conv2dNode final : public autograd::Node {
       return;
     }
 #endif
-    const std::int64_t per_chunk = 2 * g_.col_size() + g_.out_c * g_.col_rows() + g_.out_c;
-    Tensor scratch = empty(Shape{backend::cpu::conv_chunks(g_.n) * per_chunk}, gy.options());
+    Tensor scratch = empty(Shape{backend::cpu::conv2d_backward_scratch(g_)}, gy.options());
     dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
       backend::cpu::conv2d_backward(g_, x_.data<T>(), w_.data<T>(), gy.data<T>(), sx.template data_or_null<T>(),
                                     sx.accumulate, sw.template data_or_null<T>(), sw.accumulate,

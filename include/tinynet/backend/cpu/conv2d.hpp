@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "tinynet/backend/cpu/gemm.hpp"
+#include "tinynet/backend/cpu/short_runs.hpp"
 
 namespace tinynet::backend::cpu {
 
@@ -20,100 +21,189 @@ struct Conv2dGeometry {
   std::int64_t col_rows() const { return c * kh * kw; }
   std::int64_t col_cols() const { return oh * ow; }
   std::int64_t col_size() const { return col_rows() * col_cols(); }
+
+  /// The CPU kernels give stride-1 unpadded convolutions a "wide" column layout: output
+  /// pixel (y, x) is column y*w + x (w: the input's width), so that each im2col row is one
+  /// contiguous span of an input plane and col2im one contiguous add, instead of oh short
+  /// runs each. Columns with x >= ow are junk: computed and dropped (forward), fed zeros
+  /// (backward). At 3x3 on 26x26 that is 8% more GEMM work for a fraction of the copying.
+  bool wide() const { return sh == 1 && sw == 1 && ph == 0 && pw == 0; }
+  /// Columns of the CPU kernels' column matrix: oh*w when wide(), oh*ow otherwise.
+  std::int64_t cpu_cols() const { return wide() ? oh * w : oh * ow; }
+  std::int64_t cpu_col_size() const { return col_rows() * cpu_cols(); }
 };
 
-/// col[(ci*kh + i)*kw + j, y*ow + x] = input[ci, y*sh - ph + i, x*sw - pw + j] (0 outside).
+namespace detail {
+
+/// The output columns x whose input column x*sw - pw + j lies inside [0, w): [x0, x1).
+inline void valid_columns(const Conv2dGeometry& g, std::int64_t j, std::int64_t& x0, std::int64_t& x1) {
+  x0 = std::min(g.ow, std::max<std::int64_t>(0, (g.pw - j + g.sw - 1) / g.sw));
+  x1 = std::max(x0, std::min(g.ow, (g.w + g.pw - j + g.sw - 1) / g.sw));
+}
+
+/// Input elements the wide layout's row (ci, i, j) reads from its plane: the span starting
+/// at i*w + j, cut where the plane ends (only junk columns lie beyond).
+inline std::int64_t wide_span(const Conv2dGeometry& g, std::int64_t i, std::int64_t j) {
+  return std::min(g.oh * g.w, g.h * g.w - i * g.w - j);
+}
+
+}  // namespace detail
+
+/// col[(ci*kh + i)*kw + j, y*ow + x] = input[ci, y*sh - ph + i, x*sw - pw + j] (0 outside);
+/// column y*w + x instead of y*ow + x in the wide layout.
 template <typename T>
 void im2col(const Conv2dGeometry& g, const T* in, T* col) {
+  if (g.wide()) {
+    const std::int64_t cols = g.cpu_cols();
+    for (std::int64_t ci = 0; ci < g.c; ++ci)
+      for (std::int64_t i = 0; i < g.kh; ++i)
+        for (std::int64_t j = 0; j < g.kw; ++j) {
+          T* row = col + ((ci * g.kh + i) * g.kw + j) * cols;
+          const std::int64_t n = detail::wide_span(g, i, j);
+          copy_run(row, in + ci * g.h * g.w + i * g.w + j, n);
+          fill_run(row + n, T(0), cols - n);
+        }
+    return;
+  }
   for (std::int64_t ci = 0; ci < g.c; ++ci)
     for (std::int64_t i = 0; i < g.kh; ++i)
       for (std::int64_t j = 0; j < g.kw; ++j) {
         T* row = col + ((ci * g.kh + i) * g.kw + j) * g.oh * g.ow;
         const T* plane = in + ci * g.h * g.w;
-        // Output columns x whose input column x*sw - pw + j lies inside [0, w): [x0, x1).
-        const std::int64_t x0 = std::min(g.ow, std::max<std::int64_t>(0, (g.pw - j + g.sw - 1) / g.sw));
-        const std::int64_t x1 = std::max(x0, std::min(g.ow, (g.w + g.pw - j + g.sw - 1) / g.sw));
+        std::int64_t x0, x1;
+        detail::valid_columns(g, j, x0, x1);
         for (std::int64_t y = 0; y < g.oh; ++y) {
           const std::int64_t iy = y * g.sh - g.ph + i;
           T* out = row + y * g.ow;
           if (iy < 0 || iy >= g.h) {
-            std::fill(out, out + g.ow, T(0));
+            fill_run(out, T(0), g.ow);
             continue;
           }
           const T* src = plane + iy * g.w + x0 * g.sw - g.pw + j;
-          std::fill(out, out + x0, T(0));
-          if (g.sw == 1)
-            std::copy(src, src + (x1 - x0), out + x0);
-          else
+          fill_run(out, T(0), x0);
+          if (g.sw == 1) {
+            copy_run(out + x0, src, x1 - x0);
+          } else {
             for (std::int64_t x = x0; x < x1; ++x) out[x] = src[(x - x0) * g.sw];
-          std::fill(out + x1, out + g.ow, T(0));
+          }
+          fill_run(out + x1, T(0), g.ow - x1);
         }
       }
 }
 
 /// The adjoint of im2col: in[ci, iy, ix] += col[...] for every column entry that read it.
+/// In the wide layout the junk columns must hold zeros (they land on other pixels).
 template <typename T>
 void col2im_add(const Conv2dGeometry& g, const T* col, T* in) {
+  if (g.wide()) {
+    for (std::int64_t ci = 0; ci < g.c; ++ci)
+      for (std::int64_t i = 0; i < g.kh; ++i)
+        for (std::int64_t j = 0; j < g.kw; ++j)
+          add_run(in + ci * g.h * g.w + i * g.w + j, col + ((ci * g.kh + i) * g.kw + j) * g.cpu_cols(),
+                  detail::wide_span(g, i, j));
+    return;
+  }
   for (std::int64_t ci = 0; ci < g.c; ++ci)
     for (std::int64_t i = 0; i < g.kh; ++i)
       for (std::int64_t j = 0; j < g.kw; ++j) {
         const T* row = col + ((ci * g.kh + i) * g.kw + j) * g.oh * g.ow;
         T* plane = in + ci * g.h * g.w;
-        const std::int64_t x0 = std::min(g.ow, std::max<std::int64_t>(0, (g.pw - j + g.sw - 1) / g.sw));
-        const std::int64_t x1 = std::max(x0, std::min(g.ow, (g.w + g.pw - j + g.sw - 1) / g.sw));
+        std::int64_t x0, x1;
+        detail::valid_columns(g, j, x0, x1);
         for (std::int64_t y = 0; y < g.oh; ++y) {
           const std::int64_t iy = y * g.sh - g.ph + i;
           if (iy < 0 || iy >= g.h) continue;
           const T* src = row + y * g.ow;
           T* dst = plane + iy * g.w + x0 * g.sw - g.pw + j;
-          for (std::int64_t x = x0; x < x1; ++x) dst[(x - x0) * g.sw] += src[x];
+          if (g.sw == 1) {
+            add_run(dst, src + x0, x1 - x0);
+          } else {
+            for (std::int64_t x = x0; x < x1; ++x) dst[(x - x0) * g.sw] += src[x];
+          }
         }
       }
 }
 
-/// How many chunks a batch is split into; callers size scratch buffers with it.
+/// How many chunks a batch is split into; each has its own scratch.
 inline std::int64_t conv_chunks(std::int64_t batch) {
   return std::max<std::int64_t>(1, std::min<std::int64_t>(batch, get_num_threads()));
 }
 
-/// y[n] = W col(x[n]) + b.  `scratch` holds conv_chunks(n) * col_size() elements.
+/// Scratch elements conv2d_forward needs: per chunk, the columns and (wide layout) the
+/// GEMM's wide output.
+inline std::int64_t conv2d_forward_scratch(const Conv2dGeometry& g) {
+  return conv_chunks(g.n) * (g.cpu_col_size() + (g.wide() ? g.out_c * g.cpu_cols() : 0));
+}
+
+/// Scratch elements conv2d_backward needs: per chunk, columns, their gradient, (wide
+/// layout) the widened output gradient, and partial weight and bias gradients.
+inline std::int64_t conv2d_backward_scratch_per_chunk(const Conv2dGeometry& g) {
+  return 2 * g.cpu_col_size() + (g.wide() ? g.out_c * g.cpu_cols() : 0) + g.out_c * g.col_rows() + g.out_c;
+}
+inline std::int64_t conv2d_backward_scratch(const Conv2dGeometry& g) {
+  return conv_chunks(g.n) * conv2d_backward_scratch_per_chunk(g);
+}
+
+/// y[n] = W col(x[n]) + b. `scratch`: conv2d_forward_scratch(g) elements.
 template <typename T>
 void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b, T* y, T* scratch) {
-  const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow;
+  const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, cols = g.cpu_cols(), kdim = g.col_rows();
+  const std::int64_t per_chunk = conv2d_forward_scratch(g) / chunks;
   parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t ch = lo; ch < hi; ++ch) {
-      T* col = scratch + ch * g.col_size();
+      T* col = scratch + ch * per_chunk;
+      T* y_wide = col + g.cpu_col_size();
       for (std::int64_t s = ch * g.n / chunks; s < (ch + 1) * g.n / chunks; ++s) {
         T* ys = y + s * g.out_c * out_hw;
         im2col(g, x + s * g.c * g.h * g.w, col);
-        if (b != nullptr)
-          for (std::int64_t o = 0; o < g.out_c; ++o) std::fill(ys + o * out_hw, ys + (o + 1) * out_hw, b[o]);
-        gemm<T>(false, false, g.out_c, out_hw, g.col_rows(), T(1), w, g.col_rows(), col, out_hw,
-                b != nullptr ? T(1) : T(0), ys, out_hw, chunks == 1);
+        if (g.wide()) {
+          // Keep the ow valid columns of each output row, adding the bias on the way.
+          gemm<T>(false, false, g.out_c, cols, kdim, T(1), w, kdim, col, cols, T(0), y_wide, cols, chunks == 1);
+          for (std::int64_t o = 0; o < g.out_c; ++o)
+            for (std::int64_t r = 0; r < g.oh; ++r)
+              copy_plus_run(ys + o * out_hw + r * g.ow, y_wide + o * cols + r * g.w, b != nullptr ? b[o] : T(0), g.ow);
+        } else {
+          if (b != nullptr)
+            for (std::int64_t o = 0; o < g.out_c; ++o) fill_run(ys + o * out_hw, b[o], out_hw);
+          gemm<T>(false, false, g.out_c, cols, kdim, T(1), w, kdim, col, cols, b != nullptr ? T(1) : T(0), ys, cols,
+                  chunks == 1);
+        }
       }
     }
   });
 }
 
-/// Gradients of conv2d. Any of dx, dw, db may be null (not needed). `scratch` holds
-/// conv_chunks(n) * (2 * col_size() + out_c * col_rows() + out_c) elements.
+/// Gradients of conv2d. Any of dx, dw, db may be null (not needed). `scratch`:
+/// conv2d_backward_scratch(g) elements.
 template <typename T>
 void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* gy, T* dx, bool acc_dx, T* dw,
                      bool acc_dw, T* db, bool acc_db, T* scratch) {
-  const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, kdim = g.col_rows();
-  const std::int64_t wsize = g.out_c * kdim, per_chunk = 2 * g.col_size() + wsize + g.out_c;
+  const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, kdim = g.col_rows(), cols = g.cpu_cols();
+  const std::int64_t wsize = g.out_c * kdim, per_chunk = conv2d_backward_scratch_per_chunk(g);
+  const std::int64_t partials = per_chunk - wsize - g.out_c;  // offset of dw_part within a chunk
   parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t ch = lo; ch < hi; ++ch) {
       T* col = scratch + ch * per_chunk;
-      T* dcol = col + g.col_size();
-      T* dw_part = dcol + g.col_size();
+      T* dcol = col + g.cpu_col_size();
+      T* gy_wide = dcol + g.cpu_col_size();
+      T* dw_part = col + partials;
       T* db_part = dw_part + wsize;
       std::fill(dw_part, dw_part + wsize + g.out_c, T(0));
       for (std::int64_t s = ch * g.n / chunks; s < (ch + 1) * g.n / chunks; ++s) {
         const T* gys = gy + s * g.out_c * out_hw;
+        const T* gyc = gys;  // the output gradient in the column layout
+        if (g.wide() && (dw != nullptr || dx != nullptr)) {
+          for (std::int64_t o = 0; o < g.out_c; ++o)
+            for (std::int64_t r = 0; r < g.oh; ++r) {
+              T* dst = gy_wide + o * cols + r * g.w;
+              copy_run(dst, gys + o * out_hw + r * g.ow, g.ow);
+              fill_run(dst + g.ow, T(0), g.w - g.ow);
+            }
+          gyc = gy_wide;
+        }
         if (dw != nullptr) {
           im2col(g, x + s * g.c * g.h * g.w, col);
-          gemm<T>(false, true, g.out_c, kdim, out_hw, T(1), gys, out_hw, col, out_hw, T(1), dw_part, kdim, false);
+          gemm<T>(false, true, g.out_c, kdim, cols, T(1), gyc, cols, col, cols, T(1), dw_part, kdim, false);
         }
         if (db != nullptr)
           for (std::int64_t o = 0; o < g.out_c; ++o) {
@@ -124,7 +214,7 @@ void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* g
         if (dx != nullptr) {
           T* dxs = dx + s * g.c * g.h * g.w;
           if (!acc_dx) std::fill(dxs, dxs + g.c * g.h * g.w, T(0));
-          gemm<T>(true, false, kdim, out_hw, g.out_c, T(1), w, kdim, gys, out_hw, T(0), dcol, out_hw, chunks == 1);
+          gemm<T>(true, false, kdim, cols, g.out_c, T(1), w, kdim, gyc, cols, T(0), dcol, cols, chunks == 1);
           col2im_add(g, dcol, dxs);
         }
       }
@@ -134,7 +224,7 @@ void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* g
   auto reduce = [&](T* dst, bool acc, std::int64_t offset, std::int64_t len) {
     for (std::int64_t i = 0; i < len; ++i) {
       T total = acc ? dst[i] : T(0);
-      for (std::int64_t ch = 0; ch < chunks; ++ch) total += scratch[ch * per_chunk + 2 * g.col_size() + offset + i];
+      for (std::int64_t ch = 0; ch < chunks; ++ch) total += scratch[ch * per_chunk + partials + offset + i];
       dst[i] = total;
     }
   };

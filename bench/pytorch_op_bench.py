@@ -1,0 +1,82 @@
+#!/usr/bin/python3
+"""PyTorch's side of bench/op_bench: forward and backward of single ops at the MNIST
+example's shapes, median milliseconds; one JSON object per op.
+
+  /usr/bin/python3 bench/pytorch_op_bench.py --threads 2 [--reps 30] [--warmup 5] [--tuned] [--only net.conv2]
+
+--tuned: OPENBLAS_NUM_THREADS=1, as in pytorch_bench.py."""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--threads", type=int, default=2)
+parser.add_argument("--reps", type=int, default=30)
+parser.add_argument("--warmup", type=int, default=5)
+parser.add_argument("--tuned", action="store_true")
+parser.add_argument("--only", default="")
+args = parser.parse_args()
+if args.tuned and os.environ.get("OPENBLAS_NUM_THREADS") != "1":
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    os.execv(sys.executable, [sys.executable, *sys.argv])
+
+import torch  # noqa: E402  (imported after the re-exec above)
+import torch.nn.functional as F  # noqa: E402
+
+torch.set_num_threads(args.threads)
+torch.manual_seed(1)
+impl = "pytorch-tuned" if args.tuned else "pytorch"
+
+
+def time_op(name, shapes, forward):
+    if args.only not in name:
+        return
+    inputs = [torch.randn(*s, requires_grad=True) for s in shapes]
+    fwd, bwd, gy = [], [], None
+    for r in range(args.warmup + args.reps):
+        for t in inputs:
+            t.grad = None
+        t0 = time.perf_counter()
+        y = forward(inputs)
+        f = time.perf_counter() - t0
+        if gy is None and y.dim() > 0:
+            gy = torch.randn_like(y)
+        t0 = time.perf_counter()
+        y.backward(gy if y.dim() > 0 else None)
+        b = time.perf_counter() - t0
+        if r >= args.warmup:
+            fwd.append(f * 1e3)
+            bwd.append(b * 1e3)
+    print(json.dumps({"impl": impl, "op": name, "threads": torch.get_num_threads(),
+                      "forward_ms": round(statistics.median(fwd), 4), "backward_ms": round(statistics.median(bwd), 4)}),
+          flush=True)
+
+
+def labels(n):
+    return torch.tensor([(i * 7) % 10 for i in range(n)])
+
+
+conv = lambda t: F.conv2d(t[0], t[1], t[2])  # noqa: E731
+lin = lambda t: F.linear(t[0], t[1], t[2])  # noqa: E731
+pool = lambda t: F.max_pool2d(t[0], 2)  # noqa: E731
+relu = lambda t: F.relu(t[0])  # noqa: E731
+drop = lambda t: F.dropout(t[0], 0.25, training=True)  # noqa: E731
+t64, t100 = labels(64), labels(100)
+time_op("net.conv1", [(64, 1, 28, 28), (32, 1, 3, 3), (32,)], conv)
+time_op("net.conv2", [(64, 32, 26, 26), (64, 32, 3, 3), (64,)], conv)
+time_op("net.relu", [(64, 64, 24, 24)], relu)
+time_op("net.max_pool2d", [(64, 64, 24, 24)], pool)
+time_op("net.dropout", [(64, 64, 12, 12)], drop)
+time_op("net.fc1", [(64, 9216), (128, 9216), (128,)], lin)
+time_op("net.fc2", [(64, 128), (10, 128), (10,)], lin)
+time_op("net.log_softmax_nll", [(64, 10)], lambda t: F.nll_loss(F.log_softmax(t[0], 1), t64))
+time_op("lenet.conv1", [(100, 1, 28, 28), (20, 1, 5, 5), (20,)], conv)
+time_op("lenet.max_pool2d_1", [(100, 20, 24, 24)], pool)
+time_op("lenet.conv2", [(100, 20, 12, 12), (50, 20, 5, 5), (50,)], conv)
+time_op("lenet.max_pool2d_2", [(100, 50, 8, 8)], pool)
+time_op("lenet.fc1", [(100, 800), (500, 800), (500,)], lin)
+time_op("lenet.fc2", [(100, 500), (10, 500), (10,)], lin)
+time_op("lenet.log_softmax_nll", [(100, 10)], lambda t: F.nll_loss(F.log_softmax(t[0], 1), t100))
