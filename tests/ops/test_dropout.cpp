@@ -85,6 +85,32 @@ TEST_CASE("dropout: the mask does not depend on the thread count", "[ops][dropou
   CHECK(masks[1] == masks[3]);
 }
 
+TEST_CASE("dropout: float32 and float64 masks are the stream's draws compared with p", "[ops][dropout]") {
+  // float32 masks come from a vectorised Philox (16 counters at a time) on AVX-512 machines;
+  // both must equal the scalar definition: unit u kept iff uniform(u) >= p. Sizes end
+  // inside and on 16-counter groups; two threads start chunks at other offsets.
+  ThreadCountRestorer restore;
+  for (int threads : {1, 2})
+    for (std::int64_t n : {std::int64_t{1}, std::int64_t{63}, std::int64_t{64}, std::int64_t{65},
+                           std::int64_t{200003}})
+      for (DType dt : {DType::float32, DType::float64})
+        for (double p : {0.25, 0.5, 0.9}) {
+          INFO(threads << " threads, " << n << " elements, " << dt << ", p = " << p);
+          set_num_threads(threads);
+          Generator gen(21), same(21);
+          const auto mask = values(dropout(ones({n}, TensorOptions{.dtype = dt}), p, true, gen));
+          const RandomStream rs = same.reserve(static_cast<std::uint64_t>(n));
+          const double scale = dt == DType::float32 ? static_cast<double>(static_cast<float>(1.0 / (1.0 - p)))
+                                                    : 1.0 / (1.0 - p);
+          std::int64_t wrong = 0;
+          for (std::int64_t u = 0; u < n; ++u) {
+            const bool keep = rs.uniform<double>(static_cast<std::uint64_t>(u)) >= p;
+            wrong += mask[static_cast<std::size_t>(u)] != (keep ? scale : 0.0);
+          }
+          CHECK(wrong == 0);
+        }
+}
+
 TEST_CASE("dropout2d: zeroes whole channels", "[ops][dropout]") {
   for (const Shape& s : {Shape{4, 8, 5, 5}, Shape{6, 5, 7}}) {
     INFO(s);
