@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
@@ -118,5 +119,39 @@ TEST_CASE("pool2d: misuse throws errors that name the problem", "[ops][pool2d][e
                       Catch::Contains(op) && Catch::Contains("kernel 4x4 is larger than the padded input 6x3"));
     CHECK_THROWS_AS(pool(zeros({2, 3, 6, 6}, {.dtype = DType::int64}), 2, 2, 0), TypeError);
     CHECK_THROWS_WITH(pool(zeros({2, 3, 6, 6}, {.dtype = DType::int64}), 2, 2, 0), Catch::Contains("int64"));
+  }
+}
+
+TEST_CASE("pool2d: 2x2 max pool in float32 picks the same maxima, ties and NaNs as float64", "[ops][pool2d]") {
+  // float32 2x2/2 pooling takes a vectorised path on AVX-512 machines (16 outputs at a
+  // time, masked tails); float64 takes the scalar loop. Values from {0, 1, 2, 3} make ties
+  // common; each tie must route the gradient to the same (first) element.
+  for (const Shape& shape : {Shape{2, 3, 4, 4}, Shape{1, 2, 7, 7}, Shape{2, 2, 24, 24}, Shape{1, 1, 5, 33},
+                             Shape{1, 2, 6, 70}}) {
+    INFO("x " << shape);
+    std::vector<double> v = values(random_input(shape, 4, false, 0.0, 4.0));
+    for (double& e : v) e = std::floor(e);
+    v[v.size() / 3] = std::numeric_limits<double>::quiet_NaN();
+    std::vector<std::vector<double>> outs, grads;
+    for (DType dt : {DType::float64, DType::float32}) {
+      Tensor x = from_vector(v, shape).to(dt).requires_grad_();
+      const Tensor y = max_pool2d(x, 2);
+      y.backward(random_input(y.shape(), 5, false).to(dt));
+      outs.push_back(values(y));
+      grads.push_back(values(x.grad()));
+    }
+    REQUIRE(outs[0].size() == outs[1].size());
+    std::size_t nans = 0;
+    for (std::size_t i = 0; i < outs[0].size(); ++i) {
+      if (std::isnan(outs[0][i])) {
+        ++nans;
+        CHECK(std::isnan(outs[1][i]));
+      } else {
+        CHECK(outs[1][i] == outs[0][i]);
+      }
+    }
+    CHECK(nans <= 1);
+    for (std::size_t i = 0; i < grads[0].size(); ++i) CHECK((grads[1][i] != 0) == (grads[0][i] != 0));
+    check_close(grads[1], grads[0], 1e-7);
   }
 }
