@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <string>
 #include <vector>
 
 #include <tinynet/tinynet.hpp>
@@ -113,6 +114,34 @@ TEST_CASE("conv2d: float32 gradients agree with float64 ones", "[ops][conv2d]") 
     }
     for (std::size_t i = 0; i < 3; ++i) check_close(grads[1][i], grads[0][i], 1e-4);
   }
+}
+
+TEST_CASE("conv2d_relu: the values and gradients of relu(conv2d(...))", "[ops][conv2d]") {
+  // Both dtypes (float32 takes the vectorised runs), wide and general layouts, with and
+  // without bias; the fused op must agree exactly with the two ops it replaces.
+  for (const auto& k : kCases)
+    for (DType dt : {DType::float64, DType::float32})
+      for (bool with_bias : {true, false}) {
+        INFO("x [" << k.n << "," << k.c << "," << k.h << "," << k.w << "] kernel " << k.kh << "x" << k.kw << " stride "
+                   << k.stride << " padding " << k.padding << " " << dt << (with_bias ? " bias" : ""));
+        std::vector<std::vector<double>> outs, grads;
+        for (bool fused : {false, true}) {
+          Tensor x = random_input({k.n, k.c, k.h, k.w}, 20, false).to(dt).requires_grad_();
+          Tensor w = random_input({k.out_c, k.c, k.kh, k.kw}, 21, false).to(dt).requires_grad_();
+          Tensor b = with_bias ? random_input({k.out_c}, 22, false).to(dt).requires_grad_() : Tensor();
+          const Tensor y = fused ? conv2d_relu(x, w, b, k.stride, k.padding) : relu(conv2d(x, w, b, k.stride, k.padding));
+          CHECK(std::string(y.grad_fn()->name()) == (fused ? "conv2d_relu" : "relu"));
+          y.backward(random_input(y.shape(), 23, false).to(dt));
+          outs.push_back(values(y));
+          for (const Tensor& t : {x, w, b})
+            if (t.defined()) grads.push_back(values(t.grad()));
+        }
+        CHECK(outs[1] == outs[0]);
+        const std::size_t half = grads.size() / 2;
+        for (std::size_t i = 0; i < half; ++i) check_close(grads[half + i], grads[i], dt == DType::float32 ? 1e-6 : 1e-14);
+      }
+  const auto fn = [](std::span<const Tensor> in) { return conv2d_relu(in[0], in[1], in[2]); };
+  check_gradients(fn, {random_input({2, 2, 6, 5}, 24), random_input({3, 2, 3, 3}, 25), random_input({3}, 26)});
 }
 
 TEST_CASE("conv2d: one and two threads give the reference values", "[ops][conv2d]") {

@@ -46,6 +46,8 @@ class Conv2d : public Module<Conv2d<Out, K, Stride, Pad>> {
   explicit Conv2d(SampleDims in) : Conv2d(in[0]) {}
 
   Tensor forward(const Tensor& x) { return conv2d(x, weight_, bias_, Stride, Pad); }
+  /// relu(forward(x)) as one fused op; Sequential calls it for a Conv2d followed by a ReLU.
+  Tensor forward_relu(const Tensor& x) { return conv2d_relu(x, weight_, bias_, Stride, Pad); }
 
   template <class V>
   void visit(V&& v) {

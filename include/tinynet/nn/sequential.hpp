@@ -19,6 +19,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "tinynet/nn/activation.hpp"
 #include "tinynet/nn/module.hpp"
 #include "tinynet/nn/sample.hpp"
 
@@ -32,6 +33,12 @@ concept Layer = ModuleLike<L> && requires(L& l, const Tensor& x) {
 };
 
 /// Applies Layer's shape rule to InputShape; the name shows up in compile errors.
+/// A layer that can apply a following ReLU itself (forward_relu).
+template <class L>
+concept FusesReLU = requires(L l, const Tensor& x) {
+  { l.forward_relu(x) } -> std::convertible_to<Tensor>;
+};
+
 template <std::size_t LayerIndex, class LayerType, class InputShape>
 struct CheckedLayer {
   static_assert(Layer<LayerType>,
@@ -132,7 +139,7 @@ class Sequential<Input<Dims...>, Layers...> : public Module<Sequential<Input<Dim
   Tensor forward(const Tensor& x) {
     TINYNET_CHECK(ShapeError, x.dim() == input_shape::rank + 1 && sample_matches(x),
                   "Sequential: expected input [N", dims_str(), "], got ", x.shape());
-    return forward_impl(x, std::index_sequence_for<Layers...>{});
+    return forward_from<0>(x);
   }
 
   /// The I-th layer.
@@ -173,11 +180,20 @@ class Sequential<Input<Dims...>, Layers...> : public Module<Sequential<Input<Dim
     return std::tuple<Layers...>(make_layer<Is>(cfgs)...);
   }
 
-  template <std::size_t... Is>
-  Tensor forward_impl(const Tensor& x, std::index_sequence<Is...>) {
-    Tensor h = x;
-    ((h = std::get<Is>(layers_)(h)), ...);
-    return h;
+  /// Layers I.. applied to h. A layer with a fused ReLU variant (Conv2d) followed by a ReLU
+  /// runs as one op: the same values and gradients, one pass over the activation fewer.
+  template <std::size_t I>
+  Tensor forward_from(const Tensor& h) {
+    if constexpr (I == sizeof...(Layers)) {
+      return h;
+    } else {
+      using L = std::tuple_element_t<I, std::tuple<Layers...>>;
+      if constexpr (I + 1 < sizeof...(Layers) && detail::FusesReLU<L>) {
+        if constexpr (std::is_same_v<std::tuple_element_t<I + 1, std::tuple<Layers...>>, ReLU>)
+          return forward_from<I + 2>(std::get<I>(layers_).forward_relu(h));
+      }
+      return forward_from<I + 1>(std::get<I>(layers_)(h));
+    }
   }
 
   template <class V, std::size_t... Is>

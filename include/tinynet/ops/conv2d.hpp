@@ -33,15 +33,31 @@ inline backend::cpu::Conv2dGeometry conv2d_geometry(const Tensor& x, const Tenso
   return g;
 }
 
-/// y = conv2d(x, w, b) with the kernels of x's device.
+/// y = max(t, 0), elementwise, on either device (the fused ReLU on the GPU).
+template <typename T>
+struct ReluInPlace {
+  T* y;
+  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const { y[i] = y[i] > T(0) ? y[i] : T(0); }
+};
+/// out = y > 0 ? gy : 0: the gradient through a ReLU whose output was y.
+template <typename T>
+struct ReluGrad {
+  const T* gy;
+  const T* y;
+  T* out;
+  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const { out[i] = y[i] > T(0) ? gy[i] : T(0); }
+};
+
+/// y = conv2d(x, w, b), then relu(y) with `relu`, with the kernels of x's device.
 inline void conv2d_forward_on_device(const backend::cpu::Conv2dGeometry& g, const Tensor& x, const Tensor& w,
-                                     const Tensor& b, Tensor& y) {
+                                     const Tensor& b, Tensor& y, bool relu) {
 #if defined(TINYNET_WITH_CUDA)
   if (x.device().is_cuda()) {
     Tensor scratch = empty(Shape{backend::cuda::conv2d_forward_scratch(g)}, x.options());
     dispatch_floating(x.dtype(), "conv2d", [&]<typename T>() {
       backend::cuda::conv2d_forward(g, x.data<T>(), w.data<T>(), b.defined() ? b.data<T>() : nullptr, y.data<T>(),
                                     scratch.data<T>());
+      if (relu) for_each_index(y, y.numel(), ReluInPlace<T>{y.data<T>()});
     });
     return;
   }
@@ -49,24 +65,33 @@ inline void conv2d_forward_on_device(const backend::cpu::Conv2dGeometry& g, cons
   Tensor scratch = empty(Shape{backend::cpu::conv2d_forward_scratch(g)}, x.options());
   dispatch_floating(x.dtype(), "conv2d", [&]<typename T>() {
     backend::cpu::conv2d_forward(g, x.data<T>(), w.data<T>(), b.defined() ? b.data<T>() : nullptr, y.data<T>(),
-                                 scratch.data<T>());
+                                 scratch.data<T>(), relu);
   });
 }
 
 // y[n,o] = b[o] + sum_{c,i,j} W[o,c,i,j] x[n,c,s*y+i-p, s*x+j-p]
 // dx = col2im(W^T gy);  dW = sum_n gy[n] col(x[n])^T;  db = sum_{n,y,x} gy.  Saves x and W.
+// Fused with a ReLU (conv2d_relu) it also saves its output y and uses gy * [y > 0].
 class Conv2dNode final : public autograd::Node {
  public:
-  Conv2dNode(Tensor x, Tensor w, backend::cpu::Conv2dGeometry g) : x_(std::move(x)), w_(std::move(w)), g_(g) {}
-  const char* name() const override { return "conv2d"; }
-  void release() override { x_ = w_ = Tensor(); }
-  void backward(const Tensor& gy) override {
+  Conv2dNode(Tensor x, Tensor w, backend::cpu::Conv2dGeometry g, Tensor y_relu = Tensor())
+      : x_(std::move(x)), w_(std::move(w)), y_relu_(std::move(y_relu)), g_(g) {}
+  const char* name() const override { return y_relu_.defined() ? "conv2d_relu" : "conv2d"; }
+  void release() override { x_ = w_ = y_relu_ = Tensor(); }
+  void backward(const Tensor& gy_in) override {
+    Tensor gy = gy_in;
     autograd::GradSlot sx, sw, sb;
     if (needs_input_grad(0)) sx = input_grad(0);
     if (needs_input_grad(1)) sw = input_grad(1);
     if (needs_input_grad(2)) sb = input_grad(2);
 #if defined(TINYNET_WITH_CUDA)
     if (gy.device().is_cuda()) {
+      if (y_relu_.defined()) {
+        gy = empty_like(gy_in);
+        dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
+          for_each_index(gy, gy.numel(), ReluGrad<T>{gy_in.data<T>(), y_relu_.data<T>(), gy.data<T>()});
+        });
+      }
       Tensor scratch = empty(Shape{backend::cuda::conv2d_backward_scratch(g_)}, gy.options());
       dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
         backend::cuda::conv2d_backward(g_, x_.data<T>(), w_.data<T>(), gy.data<T>(), sx.template data_or_null<T>(),
@@ -80,14 +105,35 @@ class Conv2dNode final : public autograd::Node {
     dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
       backend::cpu::conv2d_backward(g_, x_.data<T>(), w_.data<T>(), gy.data<T>(), sx.template data_or_null<T>(),
                                     sx.accumulate, sw.template data_or_null<T>(), sw.accumulate,
-                                    sb.template data_or_null<T>(), sb.accumulate, scratch.data<T>());
+                                    sb.template data_or_null<T>(), sb.accumulate, scratch.data<T>(),
+                                    y_relu_.defined() ? y_relu_.data<T>() : nullptr);
     });
   }
 
  private:
-  Tensor x_, w_;
+  Tensor x_, w_, y_relu_;
   backend::cpu::Conv2dGeometry g_;
 };
+
+inline Tensor conv2d_impl(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding,
+                          bool relu) {
+  const char* op = relu ? "conv2d_relu" : "conv2d";
+  check_float_input(op, x);
+  check_float_input(op, weight, "weight");
+  check_same_kind(op, x, weight, "weight");
+  const auto g = conv2d_geometry(x, weight, stride, padding);
+  if (bias.defined()) {
+    check_same_kind(op, x, bias, "bias");
+    TINYNET_CHECK(ShapeError, bias.shape() == Shape{g.out_c}, op, ": bias has shape ", bias.shape(), ", expected [",
+                  g.out_c, "]");
+  }
+  Tensor y = new_output(Shape{g.n, g.out_c, g.oh, g.ow}, x);
+  conv2d_forward_on_device(g, x, weight, bias, y, relu);
+  if (autograd::any_needs_grad(x, weight, bias))
+    autograd::record(y, std::make_shared<Conv2dNode>(x, weight, g, relu ? y.detach() : Tensor()),
+                     {&x, &weight, &bias});
+  return y;
+}
 
 }  // namespace ops::detail
 
@@ -96,21 +142,15 @@ class Conv2dNode final : public autograd::Node {
 /// zero padding. Output: [N, out_channels, (H + 2p - kH)/s + 1, (W + 2p - kW)/s + 1].
 inline Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), int stride = 1,
                      int padding = 0) {
-  using namespace ops::detail;
-  check_float_input("conv2d", x);
-  check_float_input("conv2d", weight, "weight");
-  check_same_kind("conv2d", x, weight, "weight");
-  const auto g = conv2d_geometry(x, weight, stride, padding);
-  if (bias.defined()) {
-    check_same_kind("conv2d", x, bias, "bias");
-    TINYNET_CHECK(ShapeError, bias.shape() == Shape{g.out_c}, "conv2d: bias has shape ", bias.shape(), ", expected [",
-                  g.out_c, "]");
-  }
-  Tensor y = new_output(Shape{g.n, g.out_c, g.oh, g.ow}, x);
-  conv2d_forward_on_device(g, x, weight, bias, y);
-  if (autograd::any_needs_grad(x, weight, bias))
-    autograd::record(y, std::make_shared<Conv2dNode>(x, weight, g), {&x, &weight, &bias});
-  return y;
+  return ops::detail::conv2d_impl(x, weight, bias, stride, padding, false);
+}
+
+/// relu(conv2d(...)) in one op (PyTorch's fused ConvReLU2d): the same values and
+/// gradients, without a pass over the output for the ReLU and one for its gradient.
+/// nn::Sequential uses it for a Conv2d followed by a ReLU.
+inline Tensor conv2d_relu(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), int stride = 1,
+                          int padding = 0) {
+  return ops::detail::conv2d_impl(x, weight, bias, stride, padding, true);
 }
 
 }  // namespace tinynet

@@ -135,18 +135,21 @@ inline std::int64_t conv2d_forward_scratch(const Conv2dGeometry& g) {
   return conv_chunks(g.n) * (g.cpu_col_size() + (g.wide() ? g.out_c * g.cpu_cols() : 0));
 }
 
-/// Scratch elements conv2d_backward needs: per chunk, columns, their gradient, (wide
-/// layout) the widened output gradient, and partial weight and bias gradients.
+/// Scratch elements conv2d_backward needs: per chunk, columns, their gradient, the output
+/// gradient in the column layout (widened, or masked by a fused ReLU), and partial weight
+/// and bias gradients.
 inline std::int64_t conv2d_backward_scratch_per_chunk(const Conv2dGeometry& g) {
-  return 2 * g.cpu_col_size() + (g.wide() ? g.out_c * g.cpu_cols() : 0) + g.out_c * g.col_rows() + g.out_c;
+  return 2 * g.cpu_col_size() + g.out_c * g.cpu_cols() + g.out_c * g.col_rows() + g.out_c;
 }
 inline std::int64_t conv2d_backward_scratch(const Conv2dGeometry& g) {
   return conv_chunks(g.n) * conv2d_backward_scratch_per_chunk(g);
 }
 
-/// y[n] = W col(x[n]) + b. `scratch`: conv2d_forward_scratch(g) elements.
+/// y[n] = W col(x[n]) + b, then max(y, 0) with `relu` (conv2d_relu: the ReLU costs no pass
+/// of its own). `scratch`: conv2d_forward_scratch(g) elements.
 template <typename T>
-void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b, T* y, T* scratch) {
+void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b, T* y, T* scratch,
+                    bool relu = false) {
   const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, cols = g.cpu_cols(), kdim = g.col_rows();
   const std::int64_t per_chunk = conv2d_forward_scratch(g) / chunks;
   parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
@@ -161,56 +164,61 @@ void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b,
           gemm<T>(false, false, g.out_c, cols, kdim, T(1), w, kdim, col, cols, T(0), y_wide, cols, chunks == 1);
           for (std::int64_t o = 0; o < g.out_c; ++o)
             for (std::int64_t r = 0; r < g.oh; ++r)
-              copy_plus_run(ys + o * out_hw + r * g.ow, y_wide + o * cols + r * g.w, b != nullptr ? b[o] : T(0), g.ow);
+              copy_plus_run(ys + o * out_hw + r * g.ow, y_wide + o * cols + r * g.w, b != nullptr ? b[o] : T(0), g.ow,
+                            relu);
         } else {
           if (b != nullptr)
             for (std::int64_t o = 0; o < g.out_c; ++o) fill_run(ys + o * out_hw, b[o], out_hw);
           gemm<T>(false, false, g.out_c, cols, kdim, T(1), w, kdim, col, cols, b != nullptr ? T(1) : T(0), ys, cols,
                   chunks == 1);
+          if (relu) relu_run(ys, g.out_c * out_hw);
         }
       }
     }
   });
 }
 
-/// Gradients of conv2d. Any of dx, dw, db may be null (not needed). `scratch`:
-/// conv2d_backward_scratch(g) elements.
+/// Gradients of conv2d. Any of dx, dw, db may be null (not needed). `y_relu`: the output
+/// of a fused conv2d_relu (the gradient passes where it is > 0), or null for plain
+/// conv2d. `scratch`: conv2d_backward_scratch(g) elements.
 template <typename T>
 void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* gy, T* dx, bool acc_dx, T* dw,
-                     bool acc_dw, T* db, bool acc_db, T* scratch) {
+                     bool acc_dw, T* db, bool acc_db, T* scratch, const T* y_relu = nullptr) {
   const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, kdim = g.col_rows(), cols = g.cpu_cols();
   const std::int64_t wsize = g.out_c * kdim, per_chunk = conv2d_backward_scratch_per_chunk(g);
   const std::int64_t partials = per_chunk - wsize - g.out_c;  // offset of dw_part within a chunk
+  const std::int64_t row = g.wide() ? g.w : g.ow;             // an output row's stride in the column layout
   parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t ch = lo; ch < hi; ++ch) {
       T* col = scratch + ch * per_chunk;
       T* dcol = col + g.cpu_col_size();
-      T* gy_wide = dcol + g.cpu_col_size();
+      T* gy_cols = dcol + g.cpu_col_size();
       T* dw_part = col + partials;
       T* db_part = dw_part + wsize;
       std::fill(dw_part, dw_part + wsize + g.out_c, T(0));
       for (std::int64_t s = ch * g.n / chunks; s < (ch + 1) * g.n / chunks; ++s) {
         const T* gys = gy + s * g.out_c * out_hw;
-        const T* gyc = gys;  // the output gradient in the column layout
-        if (g.wide() && (dw != nullptr || dx != nullptr)) {
+        // The output gradient in the column layout: widened (junk columns zero) and/or
+        // masked by the fused ReLU; gy itself otherwise.
+        const T* gyc = gys;
+        if (g.wide() || y_relu != nullptr) {
+          const T* ys = y_relu != nullptr ? y_relu + s * g.out_c * out_hw : nullptr;
           for (std::int64_t o = 0; o < g.out_c; ++o)
             for (std::int64_t r = 0; r < g.oh; ++r) {
-              T* dst = gy_wide + o * cols + r * g.w;
-              copy_run(dst, gys + o * out_hw + r * g.ow, g.ow);
-              fill_run(dst + g.ow, T(0), g.w - g.ow);
+              T* dst = gy_cols + o * cols + r * row;
+              const std::int64_t at = o * out_hw + r * g.ow;
+              if (ys != nullptr) relu_grad_run(dst, gys + at, ys + at, g.ow);
+              else copy_run(dst, gys + at, g.ow);
+              fill_run(dst + g.ow, T(0), row - g.ow);
             }
-          gyc = gy_wide;
+          gyc = gy_cols;
         }
         if (dw != nullptr) {
           im2col(g, x + s * g.c * g.h * g.w, col);
           gemm<T>(false, true, g.out_c, kdim, cols, T(1), gyc, cols, col, cols, T(1), dw_part, kdim, false);
         }
         if (db != nullptr)
-          for (std::int64_t o = 0; o < g.out_c; ++o) {
-            T acc = 0;
-            for (std::int64_t p = 0; p < out_hw; ++p) acc += gys[o * out_hw + p];
-            db_part[o] += acc;
-          }
+          for (std::int64_t o = 0; o < g.out_c; ++o) db_part[o] += sum_run(gyc + o * cols, cols);
         if (dx != nullptr) {
           T* dxs = dx + s * g.c * g.h * g.w;
           if (!acc_dx) std::fill(dxs, dxs + g.c * g.h * g.w, T(0));

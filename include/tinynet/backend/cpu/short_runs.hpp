@@ -52,20 +52,65 @@ inline void add_run(T* dst, const T* src, std::int64_t n) {
   for (std::int64_t x = 0; x < n; ++x) dst[x] += src[x];
 }
 
-/// dst[0, n) = src[0, n) + value
+/// dst[0, n) = src[0, n) + value, or max(that, 0) with `relu` (NaN stays NaN).
 template <typename T>
-inline void copy_plus_run(T* dst, const T* src, T value, std::int64_t n) {
+inline void copy_plus_run(T* dst, const T* src, T value, std::int64_t n, bool relu = false) {
 #if defined(__AVX512F__)
   if constexpr (sizeof(T) == 4) {
-    const __m512 v = _mm512_set1_ps(value);
+    const __m512 v = _mm512_set1_ps(value), zero = _mm512_setzero_ps();
     for (std::int64_t x = 0; x < n; x += 16) {
       const __mmask16 m = detail::tail_mask(n - x);
-      _mm512_mask_storeu_ps(dst + x, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, src + x), v));
+      __m512 r = _mm512_add_ps(_mm512_maskz_loadu_ps(m, src + x), v);
+      // Zero where r <= 0, as relu's `x > 0 ? x : 0` does (NaN fails the test and stays).
+      if (relu) r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(r, zero, _CMP_LE_OQ), zero);
+      _mm512_mask_storeu_ps(dst + x, m, r);
     }
     return;
   }
 #endif
-  for (std::int64_t x = 0; x < n; ++x) dst[x] = src[x] + value;
+  for (std::int64_t x = 0; x < n; ++x) {
+    const T r = src[x] + value;
+    dst[x] = relu && r <= T(0) ? T(0) : r;
+  }
+}
+
+/// dst[0, n) = max(dst[0, n), 0) (NaN stays NaN).
+template <typename T>
+inline void relu_run(T* dst, std::int64_t n) {
+  copy_plus_run(dst, dst, T(0), n, true);
+}
+
+/// dst[0, n) = y > 0 ? src : 0: the gradient through a ReLU whose output was y.
+template <typename T>
+inline void relu_grad_run(T* dst, const T* src, const T* y, std::int64_t n) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(T) == 4) {
+    const __m512 zero = _mm512_setzero_ps();
+    for (std::int64_t x = 0; x < n; x += 16) {
+      const __mmask16 m = detail::tail_mask(n - x);
+      const __mmask16 pos = _mm512_mask_cmp_ps_mask(m, _mm512_maskz_loadu_ps(m, y + x), zero, _CMP_GT_OQ);
+      _mm512_mask_storeu_ps(dst + x, m, _mm512_maskz_loadu_ps(pos, src + x));
+    }
+    return;
+  }
+#endif
+  for (std::int64_t x = 0; x < n; ++x) dst[x] = y[x] > T(0) ? src[x] : T(0);
+}
+
+/// Sum of src[0, n), accumulated in 16 lanes (AVX-512) or in sequence: a fixed order either
+/// way, so results do not depend on alignment or threads.
+template <typename T>
+inline T sum_run(const T* src, std::int64_t n) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(T) == 4) {
+    __m512 acc = _mm512_setzero_ps();
+    for (std::int64_t x = 0; x < n; x += 16) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(detail::tail_mask(n - x), src + x));
+    return _mm512_reduce_add_ps(acc);
+  }
+#endif
+  T acc = 0;
+  for (std::int64_t x = 0; x < n; ++x) acc += src[x];
+  return acc;
 }
 
 /// dst[0, n) = value
