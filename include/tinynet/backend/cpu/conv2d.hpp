@@ -22,15 +22,20 @@ struct Conv2dGeometry {
   std::int64_t col_cols() const { return oh * ow; }
   std::int64_t col_size() const { return col_rows() * col_cols(); }
 
-  /// The CPU kernels give stride-1 unpadded convolutions a "wide" column layout: output
-  /// pixel (y, x) is column y*w + x (w: the input's width), so that each im2col row is one
-  /// contiguous span of an input plane and col2im one contiguous add, instead of oh short
-  /// runs each. Columns with x >= ow are junk: computed and dropped (forward), fed zeros
-  /// (backward). At 3x3 on 26x26 that is 8% more GEMM work for a fraction of the copying.
-  bool wide() const { return sh == 1 && sw == 1 && ph == 0 && pw == 0; }
-  /// Columns of the CPU kernels' column matrix: oh*w when wide(), oh*ow otherwise.
+  /// The CPU kernels give stride-1 unpadded convolutions whose output is nearly as wide as
+  /// their input a "wide" column layout: output pixel (y, x) is column y*w + x (w: the
+  /// input's width), so that each im2col row is one contiguous span of an input plane and
+  /// col2im one contiguous add, instead of oh short runs each. Columns with x >= ow are
+  /// junk: computed and dropped (forward), fed zeros (backward). Worth it while the junk is
+  /// at most an eighth of the columns (3x3 on 26x26: 8% more GEMM work).
+  bool wide() const { return sh == 1 && sw == 1 && ph == 0 && pw == 0 && 8 * (w - ow) <= w; }
+  /// Columns of one sample in the CPU kernels' column matrix: oh*w when wide(), oh*ow otherwise.
   std::int64_t cpu_cols() const { return wide() ? oh * w : oh * ow; }
-  std::int64_t cpu_col_size() const { return col_rows() * cpu_cols(); }
+  /// Samples per GEMM: small outputs (LeNet's 8x8) are batched side by side so that each
+  /// product has at least ~512 columns; large ones go one sample per product.
+  std::int64_t cpu_group() const { return std::max<std::int64_t>(1, std::min<std::int64_t>(n, 512 / cpu_cols())); }
+  /// Elements of one group's column matrix.
+  std::int64_t cpu_col_size() const { return col_rows() * cpu_cols() * cpu_group(); }
 };
 
 namespace detail {
@@ -50,25 +55,33 @@ inline std::int64_t wide_span(const Conv2dGeometry& g, std::int64_t i, std::int6
 }  // namespace detail
 
 /// col[(ci*kh + i)*kw + j, y*ow + x] = input[ci, y*sh - ph + i, x*sw - pw + j] (0 outside);
-/// column y*w + x instead of y*ow + x in the wide layout.
+/// column y*w + x instead of y*ow + x in the wide layout. `ld`: the distance between rows
+/// of col (cpu_cols() for one sample; more when samples sit side by side).
 template <typename T>
-void im2col(const Conv2dGeometry& g, const T* in, T* col) {
+void im2col(const Conv2dGeometry& g, const T* in, T* col, std::int64_t ld) {
   if (g.wide()) {
     const std::int64_t cols = g.cpu_cols();
     for (std::int64_t ci = 0; ci < g.c; ++ci)
       for (std::int64_t i = 0; i < g.kh; ++i)
         for (std::int64_t j = 0; j < g.kw; ++j) {
-          T* row = col + ((ci * g.kh + i) * g.kw + j) * cols;
+          T* row = col + ((ci * g.kh + i) * g.kw + j) * ld;
           const std::int64_t n = detail::wide_span(g, i, j);
           copy_run(row, in + ci * g.h * g.w + i * g.w + j, n);
           fill_run(row + n, T(0), cols - n);
         }
     return;
   }
+  if (g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0) {  // every output row reads ow inputs in a row
+    for (std::int64_t ci = 0; ci < g.c; ++ci)
+      for (std::int64_t i = 0; i < g.kh; ++i)
+        for (std::int64_t j = 0; j < g.kw; ++j)
+          copy_rows(col + ((ci * g.kh + i) * g.kw + j) * ld, g.ow, in + ci * g.h * g.w + i * g.w + j, g.w, g.oh, g.ow);
+    return;
+  }
   for (std::int64_t ci = 0; ci < g.c; ++ci)
     for (std::int64_t i = 0; i < g.kh; ++i)
       for (std::int64_t j = 0; j < g.kw; ++j) {
-        T* row = col + ((ci * g.kh + i) * g.kw + j) * g.oh * g.ow;
+        T* row = col + ((ci * g.kh + i) * g.kw + j) * ld;
         const T* plane = in + ci * g.h * g.w;
         std::int64_t x0, x1;
         detail::valid_columns(g, j, x0, x1);
@@ -94,19 +107,19 @@ void im2col(const Conv2dGeometry& g, const T* in, T* col) {
 /// The adjoint of im2col: in[ci, iy, ix] += col[...] for every column entry that read it.
 /// In the wide layout the junk columns must hold zeros (they land on other pixels).
 template <typename T>
-void col2im_add(const Conv2dGeometry& g, const T* col, T* in) {
+void col2im_add(const Conv2dGeometry& g, const T* col, std::int64_t ld, T* in) {
   if (g.wide()) {
     for (std::int64_t ci = 0; ci < g.c; ++ci)
       for (std::int64_t i = 0; i < g.kh; ++i)
         for (std::int64_t j = 0; j < g.kw; ++j)
-          add_run(in + ci * g.h * g.w + i * g.w + j, col + ((ci * g.kh + i) * g.kw + j) * g.cpu_cols(),
+          add_run(in + ci * g.h * g.w + i * g.w + j, col + ((ci * g.kh + i) * g.kw + j) * ld,
                   detail::wide_span(g, i, j));
     return;
   }
   for (std::int64_t ci = 0; ci < g.c; ++ci)
     for (std::int64_t i = 0; i < g.kh; ++i)
       for (std::int64_t j = 0; j < g.kw; ++j) {
-        const T* row = col + ((ci * g.kh + i) * g.kw + j) * g.oh * g.ow;
+        const T* row = col + ((ci * g.kh + i) * g.kw + j) * ld;
         T* plane = in + ci * g.h * g.w;
         std::int64_t x0, x1;
         detail::valid_columns(g, j, x0, x1);
@@ -124,26 +137,81 @@ void col2im_add(const Conv2dGeometry& g, const T* col, T* in) {
       }
 }
 
+/// col2im for stride-1 unpadded convolutions in the general (not wide) layout, as a
+/// gather: in[ci, iy, ix] (+)= the sum over (i, j) of col[(ci, i, j), (iy-i)*ow + ix-j]
+/// for the terms inside the output. Each input row is summed in registers and stored
+/// once; scattering shifted rows instead stalls on loads that overlap the previous
+/// (masked) stores. `accumulate` = false overwrites `in`.
+template <typename T>
+void col2im_gather(const Conv2dGeometry& g, const T* col, std::int64_t ld, T* in, bool accumulate) {
+  for (std::int64_t ci = 0; ci < g.c; ++ci)
+    for (std::int64_t iy = 0; iy < g.h; ++iy) {
+      const std::int64_t i0 = std::max<std::int64_t>(0, iy - (g.oh - 1)), i1 = std::min(g.kh - 1, iy);
+      T* dst = in + (ci * g.h + iy) * g.w;
+#if defined(__AVX512F__)
+      if constexpr (sizeof(T) == 4) {
+        for (std::int64_t x0 = 0; x0 < g.w; x0 += 16) {
+          const std::int64_t lanes_in = std::min<std::int64_t>(16, g.w - x0);
+          __m512 acc = _mm512_setzero_ps();
+          for (std::int64_t i = i0; i <= i1; ++i) {
+            const T* src = col + (ci * g.kh + i) * g.kw * ld + (iy - i) * g.ow + x0;
+            for (std::int64_t j = 0; j < g.kw; ++j) {
+              // Lanes l with 0 <= x0 + l - j < ow; the others are not loaded (no fault).
+              const std::int64_t lo = std::max<std::int64_t>(0, j - x0), hi = std::min(lanes_in, j + g.ow - x0);
+              if (hi <= lo) continue;
+              const __mmask16 m = static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+              acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(m, src + j * ld - j));
+            }
+          }
+          const __mmask16 out = detail::tail_mask(lanes_in);
+          if (accumulate) acc = _mm512_add_ps(_mm512_maskz_loadu_ps(out, dst + x0), acc);
+          _mm512_mask_storeu_ps(dst + x0, out, acc);
+        }
+        continue;
+      }
+#endif
+      for (std::int64_t ix = 0; ix < g.w; ++ix) {
+        T acc = 0;
+        for (std::int64_t i = i0; i <= i1; ++i)
+          for (std::int64_t j = std::max<std::int64_t>(0, ix - (g.ow - 1)); j <= std::min(g.kw - 1, ix); ++j)
+            acc += col[((ci * g.kh + i) * g.kw + j) * ld + (iy - i) * g.ow + ix - j];
+        dst[ix] = accumulate ? dst[ix] + acc : acc;
+      }
+    }
+}
+
 /// How many chunks a batch is split into; each has its own scratch.
 inline std::int64_t conv_chunks(std::int64_t batch) {
   return std::max<std::int64_t>(1, std::min<std::int64_t>(batch, get_num_threads()));
 }
 
-/// Scratch elements conv2d_forward needs: per chunk, the columns and (wide layout) the
-/// GEMM's wide output.
+/// Scratch elements conv2d_forward needs: per chunk, a group's columns and the GEMM's
+/// output in the column layout.
 inline std::int64_t conv2d_forward_scratch(const Conv2dGeometry& g) {
-  return conv_chunks(g.n) * (g.cpu_col_size() + (g.wide() ? g.out_c * g.cpu_cols() : 0));
+  return conv_chunks(g.n) * (g.cpu_col_size() + g.out_c * g.cpu_cols() * g.cpu_group());
 }
 
-/// Scratch elements conv2d_backward needs: per chunk, columns, their gradient, the output
-/// gradient in the column layout (widened, or masked by a fused ReLU), and partial weight
-/// and bias gradients.
+/// Scratch elements conv2d_backward needs: per chunk, a group's columns, their gradient,
+/// the output gradient in the column layout, and partial weight and bias gradients.
 inline std::int64_t conv2d_backward_scratch_per_chunk(const Conv2dGeometry& g) {
-  return 2 * g.cpu_col_size() + g.out_c * g.cpu_cols() + g.out_c * g.col_rows() + g.out_c;
+  return 2 * g.cpu_col_size() + g.out_c * g.cpu_cols() * g.cpu_group() + g.out_c * g.col_rows() + g.out_c;
 }
 inline std::int64_t conv2d_backward_scratch(const Conv2dGeometry& g) {
   return conv_chunks(g.n) * conv2d_backward_scratch_per_chunk(g);
 }
+
+namespace detail {
+
+/// Calls body(first, count) for consecutive groups of at most cpu_group() samples covering
+/// chunk `ch` of `chunks`.
+template <typename Body>
+void for_each_group(const Conv2dGeometry& g, std::int64_t ch, std::int64_t chunks, Body&& body) {
+  const std::int64_t end = (ch + 1) * g.n / chunks;
+  for (std::int64_t s = ch * g.n / chunks; s < end; s += g.cpu_group())
+    body(s, std::min(g.cpu_group(), end - s));
+}
+
+}  // namespace detail
 
 /// y[n] = W col(x[n]) + b, then max(y, 0) with `relu` (conv2d_relu: the ReLU costs no pass
 /// of its own). `scratch`: conv2d_forward_scratch(g) elements.
@@ -151,29 +219,32 @@ template <typename T>
 void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b, T* y, T* scratch,
                     bool relu = false) {
   const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, cols = g.cpu_cols(), kdim = g.col_rows();
-  const std::int64_t per_chunk = conv2d_forward_scratch(g) / chunks;
+  const std::int64_t per_chunk = conv2d_forward_scratch(g) / chunks, row = g.wide() ? g.w : g.ow;
+  const bool direct = !g.wide() && g.cpu_group() == 1;  // the GEMM can write y itself
   parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t ch = lo; ch < hi; ++ch) {
       T* col = scratch + ch * per_chunk;
-      T* y_wide = col + g.cpu_col_size();
-      for (std::int64_t s = ch * g.n / chunks; s < (ch + 1) * g.n / chunks; ++s) {
-        T* ys = y + s * g.out_c * out_hw;
-        im2col(g, x + s * g.c * g.h * g.w, col);
-        if (g.wide()) {
-          // Keep the ow valid columns of each output row, adding the bias on the way.
-          gemm<T>(false, false, g.out_c, cols, kdim, T(1), w, kdim, col, cols, T(0), y_wide, cols, chunks == 1);
-          for (std::int64_t o = 0; o < g.out_c; ++o)
-            for (std::int64_t r = 0; r < g.oh; ++r)
-              copy_plus_run(ys + o * out_hw + r * g.ow, y_wide + o * cols + r * g.w, b != nullptr ? b[o] : T(0), g.ow,
-                            relu);
-        } else {
+      T* y_cols = col + g.cpu_col_size();
+      detail::for_each_group(g, ch, chunks, [&](std::int64_t first, std::int64_t count) {
+        const std::int64_t ld = count * cols;
+        for (std::int64_t j = 0; j < count; ++j) im2col(g, x + (first + j) * g.c * g.h * g.w, col + j * cols, ld);
+        T* ys = y + first * g.out_c * out_hw;
+        if (direct) {
           if (b != nullptr)
             for (std::int64_t o = 0; o < g.out_c; ++o) fill_run(ys + o * out_hw, b[o], out_hw);
           gemm<T>(false, false, g.out_c, cols, kdim, T(1), w, kdim, col, cols, b != nullptr ? T(1) : T(0), ys, cols,
                   chunks == 1);
           if (relu) relu_run(ys, g.out_c * out_hw);
+          return;
         }
-      }
+        // Into the column layout, then each sample's valid columns out, adding the bias.
+        gemm<T>(false, false, g.out_c, ld, kdim, T(1), w, kdim, col, ld, T(0), y_cols, ld, chunks == 1);
+        for (std::int64_t j = 0; j < count; ++j)
+          for (std::int64_t o = 0; o < g.out_c; ++o)
+            for (std::int64_t r = 0; r < g.oh; ++r)
+              copy_plus_run(ys + (j * g.out_c + o) * out_hw + r * g.ow, y_cols + o * ld + j * cols + r * row,
+                            b != nullptr ? b[o] : T(0), g.ow, relu);
+      });
     }
   });
 }
@@ -188,6 +259,7 @@ void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* g
   const std::int64_t wsize = g.out_c * kdim, per_chunk = conv2d_backward_scratch_per_chunk(g);
   const std::int64_t partials = per_chunk - wsize - g.out_c;  // offset of dw_part within a chunk
   const std::int64_t row = g.wide() ? g.w : g.ow;             // an output row's stride in the column layout
+  const bool direct = !g.wide() && g.cpu_group() == 1 && y_relu == nullptr;  // gy is the column layout
   parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t ch = lo; ch < hi; ++ch) {
       T* col = scratch + ch * per_chunk;
@@ -196,36 +268,44 @@ void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* g
       T* dw_part = col + partials;
       T* db_part = dw_part + wsize;
       std::fill(dw_part, dw_part + wsize + g.out_c, T(0));
-      for (std::int64_t s = ch * g.n / chunks; s < (ch + 1) * g.n / chunks; ++s) {
-        const T* gys = gy + s * g.out_c * out_hw;
-        // The output gradient in the column layout: widened (junk columns zero) and/or
-        // masked by the fused ReLU; gy itself otherwise.
+      detail::for_each_group(g, ch, chunks, [&](std::int64_t first, std::int64_t count) {
+        const std::int64_t ld = count * cols;
+        const T* gys = gy + first * g.out_c * out_hw;
+        // The output gradient in the column layout: side by side, widened (junk columns
+        // zero) and/or masked by the fused ReLU; gy itself when it already is.
         const T* gyc = gys;
-        if (g.wide() || y_relu != nullptr) {
-          const T* ys = y_relu != nullptr ? y_relu + s * g.out_c * out_hw : nullptr;
-          for (std::int64_t o = 0; o < g.out_c; ++o)
-            for (std::int64_t r = 0; r < g.oh; ++r) {
-              T* dst = gy_cols + o * cols + r * row;
-              const std::int64_t at = o * out_hw + r * g.ow;
-              if (ys != nullptr) relu_grad_run(dst, gys + at, ys + at, g.ow);
-              else copy_run(dst, gys + at, g.ow);
-              fill_run(dst + g.ow, T(0), row - g.ow);
-            }
+        if (!direct) {
+          for (std::int64_t j = 0; j < count; ++j)
+            for (std::int64_t o = 0; o < g.out_c; ++o)
+              for (std::int64_t r = 0; r < g.oh; ++r) {
+                T* dst = gy_cols + o * ld + j * cols + r * row;
+                const std::int64_t at = (j * g.out_c + o) * out_hw + r * g.ow;
+                if (y_relu != nullptr) relu_grad_run(dst, gys + at, y_relu + first * g.out_c * out_hw + at, g.ow);
+                else copy_run(dst, gys + at, g.ow);
+                fill_run(dst + g.ow, T(0), row - g.ow);
+              }
           gyc = gy_cols;
         }
         if (dw != nullptr) {
-          im2col(g, x + s * g.c * g.h * g.w, col);
-          gemm<T>(false, true, g.out_c, kdim, cols, T(1), gyc, cols, col, cols, T(1), dw_part, kdim, false);
+          for (std::int64_t j = 0; j < count; ++j) im2col(g, x + (first + j) * g.c * g.h * g.w, col + j * cols, ld);
+          gemm<T>(false, true, g.out_c, kdim, ld, T(1), gyc, ld, col, ld, T(1), dw_part, kdim, false);
         }
         if (db != nullptr)
-          for (std::int64_t o = 0; o < g.out_c; ++o) db_part[o] += sum_run(gyc + o * cols, cols);
+          for (std::int64_t o = 0; o < g.out_c; ++o) db_part[o] += sum_run(gyc + o * ld, ld);
         if (dx != nullptr) {
-          T* dxs = dx + s * g.c * g.h * g.w;
-          if (!acc_dx) std::fill(dxs, dxs + g.c * g.h * g.w, T(0));
-          gemm<T>(true, false, kdim, cols, g.out_c, T(1), w, kdim, gyc, cols, T(0), dcol, cols, chunks == 1);
-          col2im_add(g, dcol, dxs);
+          gemm<T>(true, false, kdim, ld, g.out_c, T(1), w, kdim, gyc, ld, T(0), dcol, ld, chunks == 1);
+          const bool valid = g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
+          for (std::int64_t j = 0; j < count; ++j) {
+            T* dxs = dx + (first + j) * g.c * g.h * g.w;
+            if (valid && !g.wide()) {
+              col2im_gather(g, dcol + j * cols, ld, dxs, acc_dx);
+              continue;
+            }
+            if (!acc_dx) std::fill(dxs, dxs + g.c * g.h * g.w, T(0));
+            col2im_add(g, dcol + j * cols, ld, dxs);
+          }
         }
-      }
+      });
     }
   });
   // Fixed-order sum over chunks: deterministic for a given thread count.

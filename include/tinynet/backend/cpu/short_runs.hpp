@@ -52,6 +52,24 @@ inline void add_run(T* dst, const T* src, std::int64_t n) {
   for (std::int64_t x = 0; x < n; ++x) dst[x] += src[x];
 }
 
+/// copy_run over `rows` rows: dst + r*dst_stride gets src + r*src_stride, n elements each.
+/// Rows of at most 16 floats (a small convolution's output rows) take one masked move each.
+template <typename T>
+inline void copy_rows(T* dst, std::int64_t dst_stride, const T* src, std::int64_t src_stride, std::int64_t rows,
+                      std::int64_t n) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(T) == 4) {
+    if (n <= 16) {
+      const __mmask16 m = detail::tail_mask(n);
+      for (std::int64_t r = 0; r < rows; ++r)
+        _mm512_mask_storeu_ps(dst + r * dst_stride, m, _mm512_maskz_loadu_ps(m, src + r * src_stride));
+      return;
+    }
+  }
+#endif
+  for (std::int64_t r = 0; r < rows; ++r) copy_run(dst + r * dst_stride, src + r * src_stride, n);
+}
+
 /// dst[0, n) = src[0, n) + value, or max(that, 0) with `relu` (NaN stays NaN).
 template <typename T>
 inline void copy_plus_run(T* dst, const T* src, T value, std::int64_t n, bool relu = false) {
