@@ -1,8 +1,9 @@
 #pragma once
 /// \file
-/// conv2d kernels (NCHW): im2col + GEMM per sample, samples split into a fixed number
-/// of chunks run in parallel. Weight and bias gradients are summed per chunk and then
-/// across chunks in a fixed order, so results do not depend on thread scheduling.
+/// conv2d kernels (NCHW): im2col + GEMM per sample (or per group of samples side by side
+/// when outputs are small), samples split into a fixed number of chunks run in parallel.
+/// Weight and bias gradients are summed per chunk and then across chunks in a fixed
+/// order, so results do not depend on thread scheduling.
 
 #include <algorithm>
 #include <cstdint>
@@ -22,15 +23,8 @@ struct Conv2dGeometry {
   std::int64_t col_cols() const { return oh * ow; }
   std::int64_t col_size() const { return col_rows() * col_cols(); }
 
-  /// The CPU kernels give stride-1 unpadded convolutions whose output is nearly as wide as
-  /// their input a "wide" column layout: output pixel (y, x) is column y*w + x (w: the
-  /// input's width), so that each im2col row is one contiguous span of an input plane and
-  /// col2im one contiguous add, instead of oh short runs each. Columns with x >= ow are
-  /// junk: computed and dropped (forward), fed zeros (backward). Worth it while the junk is
-  /// at most an eighth of the columns (3x3 on 26x26: 8% more GEMM work).
-  bool wide() const { return sh == 1 && sw == 1 && ph == 0 && pw == 0 && 8 * (w - ow) <= w; }
-  /// Columns of one sample in the CPU kernels' column matrix: oh*w when wide(), oh*ow otherwise.
-  std::int64_t cpu_cols() const { return wide() ? oh * w : oh * ow; }
+  /// Columns of one sample in the CPU kernels' column matrix.
+  std::int64_t cpu_cols() const { return oh * ow; }
   /// Samples per GEMM: small outputs (LeNet's 8x8) are batched side by side so that each
   /// product has at least ~512 columns; large ones go one sample per product.
   std::int64_t cpu_group() const { return std::max<std::int64_t>(1, std::min<std::int64_t>(n, 512 / cpu_cols())); }
@@ -46,31 +40,13 @@ inline void valid_columns(const Conv2dGeometry& g, std::int64_t j, std::int64_t&
   x1 = std::max(x0, std::min(g.ow, (g.w + g.pw - j + g.sw - 1) / g.sw));
 }
 
-/// Input elements the wide layout's row (ci, i, j) reads from its plane: the span starting
-/// at i*w + j, cut where the plane ends (only junk columns lie beyond).
-inline std::int64_t wide_span(const Conv2dGeometry& g, std::int64_t i, std::int64_t j) {
-  return std::min(g.oh * g.w, g.h * g.w - i * g.w - j);
-}
-
 }  // namespace detail
 
-/// col[(ci*kh + i)*kw + j, y*ow + x] = input[ci, y*sh - ph + i, x*sw - pw + j] (0 outside);
-/// column y*w + x instead of y*ow + x in the wide layout. `ld`: the distance between rows
-/// of col (cpu_cols() for one sample; more when samples sit side by side).
+/// col[(ci*kh + i)*kw + j, y*ow + x] = input[ci, y*sh - ph + i, x*sw - pw + j] (0 outside).
+/// `ld`: the distance between rows of col (cpu_cols() for one sample; more when samples
+/// sit side by side).
 template <typename T>
 void im2col(const Conv2dGeometry& g, const T* in, T* col, std::int64_t ld) {
-  if (g.wide()) {
-    const std::int64_t cols = g.cpu_cols();
-    for (std::int64_t ci = 0; ci < g.c; ++ci)
-      for (std::int64_t i = 0; i < g.kh; ++i)
-        for (std::int64_t j = 0; j < g.kw; ++j) {
-          T* row = col + ((ci * g.kh + i) * g.kw + j) * ld;
-          const std::int64_t n = detail::wide_span(g, i, j);
-          copy_run(row, in + ci * g.h * g.w + i * g.w + j, n);
-          fill_run(row + n, T(0), cols - n);
-        }
-    return;
-  }
   if (g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0) {  // every output row reads ow inputs in a row
     for (std::int64_t ci = 0; ci < g.c; ++ci)
       for (std::int64_t i = 0; i < g.kh; ++i)
@@ -105,17 +81,8 @@ void im2col(const Conv2dGeometry& g, const T* in, T* col, std::int64_t ld) {
 }
 
 /// The adjoint of im2col: in[ci, iy, ix] += col[...] for every column entry that read it.
-/// In the wide layout the junk columns must hold zeros (they land on other pixels).
 template <typename T>
 void col2im_add(const Conv2dGeometry& g, const T* col, std::int64_t ld, T* in) {
-  if (g.wide()) {
-    for (std::int64_t ci = 0; ci < g.c; ++ci)
-      for (std::int64_t i = 0; i < g.kh; ++i)
-        for (std::int64_t j = 0; j < g.kw; ++j)
-          add_run(in + ci * g.h * g.w + i * g.w + j, col + ((ci * g.kh + i) * g.kw + j) * ld,
-                  detail::wide_span(g, i, j));
-    return;
-  }
   for (std::int64_t ci = 0; ci < g.c; ++ci)
     for (std::int64_t i = 0; i < g.kh; ++i)
       for (std::int64_t j = 0; j < g.kw; ++j) {
@@ -137,8 +104,7 @@ void col2im_add(const Conv2dGeometry& g, const T* col, std::int64_t ld, T* in) {
       }
 }
 
-/// col2im for stride-1 unpadded convolutions in the general (not wide) layout, as a
-/// gather: in[ci, iy, ix] (+)= the sum over (i, j) of col[(ci, i, j), (iy-i)*ow + ix-j]
+/// col2im for stride-1 unpadded convolutions, as a gather: in[ci, iy, ix] (+)= the sum over (i, j) of col[(ci, i, j), (iy-i)*ow + ix-j]
 /// for the terms inside the output. Each input row is summed in registers and stored
 /// once; scattering shifted rows instead stalls on loads that overlap the previous
 /// (masked) stores. `accumulate` = false overwrites `in`.
@@ -219,8 +185,8 @@ template <typename T>
 void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b, T* y, T* scratch,
                     bool relu = false) {
   const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, cols = g.cpu_cols(), kdim = g.col_rows();
-  const std::int64_t per_chunk = conv2d_forward_scratch(g) / chunks, row = g.wide() ? g.w : g.ow;
-  const bool direct = !g.wide() && g.cpu_group() == 1;  // the GEMM can write y itself
+  const std::int64_t per_chunk = conv2d_forward_scratch(g) / chunks;
+  const bool direct = g.cpu_group() == 1;  // the GEMM can write y itself
   parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t ch = lo; ch < hi; ++ch) {
       T* col = scratch + ch * per_chunk;
@@ -237,13 +203,12 @@ void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b,
           if (relu) relu_run(ys, g.out_c * out_hw);
           return;
         }
-        // Into the column layout, then each sample's valid columns out, adding the bias.
+        // Samples side by side, then each one's columns out to y, adding the bias.
         gemm<T>(false, false, g.out_c, ld, kdim, T(1), w, kdim, col, ld, T(0), y_cols, ld, chunks == 1);
         for (std::int64_t j = 0; j < count; ++j)
           for (std::int64_t o = 0; o < g.out_c; ++o)
-            for (std::int64_t r = 0; r < g.oh; ++r)
-              copy_plus_run(ys + (j * g.out_c + o) * out_hw + r * g.ow, y_cols + o * ld + j * cols + r * row,
-                            b != nullptr ? b[o] : T(0), g.ow, relu);
+            copy_plus_run(ys + (j * g.out_c + o) * out_hw, y_cols + o * ld + j * cols, b != nullptr ? b[o] : T(0),
+                          out_hw, relu);
       });
     }
   });
@@ -258,8 +223,7 @@ void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* g
   const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, kdim = g.col_rows(), cols = g.cpu_cols();
   const std::int64_t wsize = g.out_c * kdim, per_chunk = conv2d_backward_scratch_per_chunk(g);
   const std::int64_t partials = per_chunk - wsize - g.out_c;  // offset of dw_part within a chunk
-  const std::int64_t row = g.wide() ? g.w : g.ow;             // an output row's stride in the column layout
-  const bool direct = !g.wide() && g.cpu_group() == 1 && y_relu == nullptr;  // gy is the column layout
+  const bool direct = g.cpu_group() == 1 && y_relu == nullptr;  // gy is the column layout
   parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t ch = lo; ch < hi; ++ch) {
       T* col = scratch + ch * per_chunk;
@@ -271,19 +235,17 @@ void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* g
       detail::for_each_group(g, ch, chunks, [&](std::int64_t first, std::int64_t count) {
         const std::int64_t ld = count * cols;
         const T* gys = gy + first * g.out_c * out_hw;
-        // The output gradient in the column layout: side by side, widened (junk columns
-        // zero) and/or masked by the fused ReLU; gy itself when it already is.
+        // The output gradient in the column layout: samples side by side and/or masked by
+        // the fused ReLU; gy itself when it already is.
         const T* gyc = gys;
         if (!direct) {
           for (std::int64_t j = 0; j < count; ++j)
-            for (std::int64_t o = 0; o < g.out_c; ++o)
-              for (std::int64_t r = 0; r < g.oh; ++r) {
-                T* dst = gy_cols + o * ld + j * cols + r * row;
-                const std::int64_t at = (j * g.out_c + o) * out_hw + r * g.ow;
-                if (y_relu != nullptr) relu_grad_run(dst, gys + at, y_relu + first * g.out_c * out_hw + at, g.ow);
-                else copy_run(dst, gys + at, g.ow);
-                fill_run(dst + g.ow, T(0), row - g.ow);
-              }
+            for (std::int64_t o = 0; o < g.out_c; ++o) {
+              T* dst = gy_cols + o * ld + j * cols;
+              const std::int64_t at = (j * g.out_c + o) * out_hw;
+              if (y_relu != nullptr) relu_grad_run(dst, gys + at, y_relu + first * g.out_c * out_hw + at, out_hw);
+              else copy_run(dst, gys + at, out_hw);
+            }
           gyc = gy_cols;
         }
         if (dw != nullptr) {
@@ -297,7 +259,7 @@ void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* g
           const bool valid = g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
           for (std::int64_t j = 0; j < count; ++j) {
             T* dxs = dx + (first + j) * g.c * g.h * g.w;
-            if (valid && !g.wide()) {
+            if (valid) {
               col2im_gather(g, dcol + j * cols, ld, dxs, acc_dx);
               continue;
             }

@@ -52,7 +52,9 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
     detail::gemm_block(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }
-  const std::int64_t parts = 4 * get_num_threads();
+  // One block per thread: each block packs the shared operand again, so more blocks cost
+  // more than the balance they buy.
+  const std::int64_t parts = get_num_threads();
   if (m >= n) {
     const std::int64_t rows = (m + parts - 1) / parts;
     parallel_for((m + rows - 1) / rows, 1, [&](std::int64_t lo, std::int64_t hi) {
