@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """One command for the side-by-side CPU benchmark: tinynet and PyTorch (as installed, and
 tuned) train the MNIST example's networks on the same batches, alternating, several
-repetitions, for 1 and 2 threads; plus the SGEMM ceiling through Eigen and through
-PyTorch's OpenBLAS. Prints a table of medians with ratios and writes every figure and the
+repetitions, for 1 and 2 threads; time single ops (forward and backward of conv2d, linear,
+max_pool2d, relu, dropout, log_softmax+nll at the example's shapes) the same way; measure
+the SGEMM ceiling through Eigen and through PyTorch's OpenBLAS, and the example's build
+time from clean. Prints tables of medians with ratios and writes every figure and the
 machine description to a JSON file.
 
   python3 bench/run.py --build-dir build/release --data-dir ../shared/data [--reps 3] [--out bench.json]
@@ -11,9 +13,12 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
+import time
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--build-dir", default="build/release")
@@ -24,19 +29,28 @@ parser.add_argument("--warmup", type=int, default=10)
 parser.add_argument("--threads", default="1,2")
 parser.add_argument("--models", default="net,lenet")
 parser.add_argument("--out", default="bench-results.json")
+parser.add_argument("--no-ops", action="store_true", help="skip the per-op timings")
+parser.add_argument("--no-build-time", action="store_true", help="skip timing the example's build from clean")
 args = parser.parse_args()
 
 here = os.path.dirname(os.path.abspath(__file__))
 tinynet_bin = os.path.join(args.build_dir, "bench", "train_bench")
+op_bin = os.path.join(args.build_dir, "bench", "op_bench")
 torch_py = ["/usr/bin/python3", os.path.join(here, "pytorch_bench.py")]
-if not os.path.exists(tinynet_bin):
-    sys.exit(f"{tinynet_bin} not found: configure with -DTINYNET_BUILD_BENCH=ON and build target train_bench")
+torch_ops_py = ["/usr/bin/python3", os.path.join(here, "pytorch_op_bench.py")]
+for b in (tinynet_bin, op_bin):
+    if not os.path.exists(b):
+        sys.exit(f"{b} not found: configure with -DTINYNET_BUILD_BENCH=ON and build targets train_bench op_bench")
+
+
+def run_lines(cmd, env=None):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True,
+                         env=None if env is None else {**os.environ, **env}).stdout.strip().splitlines()
+    return [json.loads(line) for line in out if line.startswith("{")]
 
 
 def run(cmd, env=None):
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True,
-                         env=None if env is None else {**os.environ, **env}).stdout.strip().splitlines()[-1]
-    return json.loads(out)
+    return run_lines(cmd, env)[-1]
 
 
 def cpu_model():
@@ -77,6 +91,47 @@ for t in threads:
         results.setdefault("sgemm", []).append(r)
 
 
+# Per-op forward and backward times, alternating tinynet and both PyTorch configurations.
+op_impls = {
+    "tinynet": lambda t: [op_bin, "--threads", str(t)],
+    "pytorch": lambda t: torch_ops_py + ["--threads", str(t)],
+    "pytorch-tuned": lambda t: torch_ops_py + ["--threads", str(t), "--tuned"],
+}
+if not args.no_ops:
+    for t in threads:
+        for rep in range(args.reps):
+            for name, cmd in op_impls.items():
+                for r in run_lines(cmd(t)):
+                    r["impl"], r["rep"] = name, rep
+                    results.setdefault("ops", []).append(r)
+                print(f"  ops {name:14s} {t} threads rep {rep}", file=sys.stderr)
+
+
+def build_time():
+    """Seconds to configure and build the MNIST example from an empty build directory,
+    with this machine's cores, no compiler cache."""
+    src = os.path.dirname(here)
+    tmp = tempfile.mkdtemp(prefix="tinynet-build-time-")
+    try:
+        env = {k: v for k, v in os.environ.items() if k not in ("CMAKE_CXX_COMPILER_LAUNCHER", "CCACHE_DIR")}
+        env["CCACHE_DISABLE"] = "1"
+        t0 = time.perf_counter()
+        subprocess.run(["cmake", "-S", src, "-B", tmp, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", "-DTINYNET_NATIVE=ON",
+                        "-DTINYNET_BUILD_TESTS=OFF", "-DTINYNET_WITH_CUDA=OFF"], check=True, capture_output=True, env=env)
+        configured = time.perf_counter() - t0
+        subprocess.run(["cmake", "--build", tmp, "--target", "mnist", "-j", str(os.cpu_count())], check=True,
+                       capture_output=True, env=env)
+        return {"configure_s": round(configured, 1), "build_s": round(time.perf_counter() - t0 - configured, 1),
+                "jobs": os.cpu_count()}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if not args.no_build_time:
+    print("  building the example from clean", file=sys.stderr)
+    results["build_time"] = build_time()
+
+
 def median(impl, model, t, key="images_per_s"):
     vals = [r[key] for r in results["runs"] if r["impl"] == impl and r["model"] == model and r["threads"] == t]
     return statistics.median(vals) if vals else float("nan")
@@ -108,6 +163,33 @@ for s in results["sgemm"]:
     print(f"SGEMM 2048 through {s['impl']:8s} {s['threads']} threads: {s['gflops']:.1f} GFLOP/s")
 print("time ratio = tinynet time / the faster PyTorch's time (< 1: tinynet is faster)")
 results["table"] = table
+if results.get("ops"):
+    def op_median(impl, op, t, key):
+        vals = [r[key] for r in results["ops"] if r["impl"] == impl and r["op"] == op and r["threads"] == t]
+        return statistics.median(vals) if vals else float("nan")
+
+    print(f"\nPer op, milliseconds (medians of {args.reps} runs, each the median of 30 timed calls)")
+    print(f"{'op':22s} {'threads':>7s} {'tinynet fwd':>11s} {'bwd':>7s} {'PyTorch fwd':>11s} {'bwd':>7s} "
+          f"{'time ratio':>10s}")
+    op_table = []
+    for t in threads:
+        for op in dict.fromkeys(r["op"] for r in results["ops"]):
+            ours = [op_median("tinynet", op, t, k) for k in ("forward_ms", "backward_ms")]
+            # The faster PyTorch configuration for this op (forward + backward).
+            theirs = min(([op_median(i, op, t, k) for k in ("forward_ms", "backward_ms")]
+                          for i in ("pytorch", "pytorch-tuned")), key=sum)
+            row = {"op": op, "threads": t, "tinynet_forward_ms": ours[0], "tinynet_backward_ms": ours[1],
+                   "pytorch_forward_ms": theirs[0], "pytorch_backward_ms": theirs[1],
+                   "time_ratio": sum(ours) / sum(theirs)}
+            op_table.append(row)
+            print(f"{op:22s} {t:7d} {ours[0]:11.3f} {ours[1]:7.3f} {theirs[0]:11.3f} {theirs[1]:7.3f} "
+                  f"{row['time_ratio']:10.2f}")
+    results["op_table"] = op_table
+allocs = sorted({r["system_allocs_in_timed_steps"] for r in results["runs"] if r["impl"] == "tinynet"})
+print(f"\ntinynet allocations from the system during timed steps: {allocs}")
+if "build_time" in results:
+    b = results["build_time"]
+    print(f"MNIST example from clean: configure {b['configure_s']} s, build {b['build_s']} s ({b['jobs']} jobs, no cache)")
 with open(args.out, "w") as f:
     json.dump(results, f, indent=1)
 print(f"wrote {args.out}")
