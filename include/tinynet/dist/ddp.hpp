@@ -311,13 +311,16 @@ class DistributedDataParallel {
     const std::string mine = description();
     const std::string key = "ddp/" + std::to_string(detail::ddp_instance_counter()++) + "/model/";
     pg_->store().set(key + std::to_string(pg_->rank()), mine);
-    Tensor h = empty({1}, {DType::int64});
-    *h.data<std::int64_t>() = static_cast<std::int64_t>(detail::fnv1a(mine));
-    Tensor all = empty({pg_->size()}, {DType::int64});
+    const auto hash = static_cast<std::int64_t>(detail::fnv1a(mine));
+    // On the parameters' device: NCCL gathers only CUDA tensors.
+    const Device device = module_.named_parameters().front().second.device();
+    const Tensor h = from_vector<std::int64_t>({hash}, {1}, {DType::int64, device});
+    Tensor all = empty({pg_->size()}, {DType::int64, device});
     pg_->allgather(h, all);  // fixed size on every rank: safe before agreement is known
-    const std::int64_t* hashes = all.data<std::int64_t>();
+    const Tensor gathered = all.to(Device::cpu());
+    const std::int64_t* hashes = gathered.data<std::int64_t>();
     for (int r = 0; r < pg_->size(); ++r) {
-      if (hashes[r] == *h.data<std::int64_t>()) continue;
+      if (hashes[r] == hash) continue;
       const std::string theirs = pg_->store().get(key + std::to_string(r));
       const auto a = detail::split_lines(mine), b = detail::split_lines(theirs);
       std::size_t i = 0;
