@@ -19,7 +19,8 @@
 ///     optimizer.step();
 ///
 /// Every parameter must receive a gradient in every backward (no unused parameters);
-/// buffers are taken from rank 0 once, at construction.
+/// buffers are taken from rank 0 once, at construction. `no_sync()` accumulates gradients
+/// over several backward passes without communicating, as in PyTorch.
 
 #include <algorithm>
 #include <condition_variable>
@@ -80,6 +81,8 @@ class Reducer {
   }
 
   bool active = true;
+  /// False inside DistributedDataParallel::no_sync(): gradients stay local.
+  bool sync = true;
 
   const std::vector<Bucket>& buckets() const { return buckets_; }
   const std::vector<std::pair<std::string, Tensor>>& params() const { return params_; }
@@ -272,13 +275,43 @@ class DistributedDataParallel {
     for (std::size_t i = 0; i < params.size(); ++i) {
       std::weak_ptr<detail::Reducer> weak = reducer_;
       params[i].second.register_post_accumulate_grad_hook([weak, i](Tensor&) {
-        if (auto r = weak.lock(); r && r->active) r->on_grad_ready(i);
+        if (auto r = weak.lock(); r && r->active && r->sync) r->on_grad_ready(i);
       });
     }
   }
   DistributedDataParallel(const DistributedDataParallel&) = delete;
   DistributedDataParallel& operator=(const DistributedDataParallel&) = delete;
   ~DistributedDataParallel() { reducer_->active = false; }
+
+  /// While it lives, backward leaves gradients local (see no_sync()); restores the previous
+  /// state when it goes.
+  class NoSyncGuard {
+   public:
+    explicit NoSyncGuard(detail::Reducer& reducer) : reducer_(reducer), previous_(reducer.sync) {
+      reducer.sync = false;
+    }
+    NoSyncGuard(const NoSyncGuard&) = delete;
+    NoSyncGuard& operator=(const NoSyncGuard&) = delete;
+    ~NoSyncGuard() { reducer_.sync = previous_; }
+
+   private:
+    detail::Reducer& reducer_;
+    bool previous_;
+  };
+
+  /// Gradient accumulation without communication, as torch's DDP.no_sync(): while the
+  /// returned guard lives, backward only accumulates each rank's gradients into `grad()`;
+  /// the first backward after it all-reduces what has accumulated. Take it between
+  /// backward passes, for every micro-batch but the last:
+  ///
+  ///     optimizer.zero_grad();
+  ///     {
+  ///       auto no_sync = ddp.no_sync();
+  ///       for (k = 0; k < K - 1; ++k) (nll_loss(ddp(x[k]), y[k]) / K).backward();  // local
+  ///     }
+  ///     (nll_loss(ddp(x[K - 1]), y[K - 1]) / K).backward();  // all-reduces the K micro-batches' sum
+  ///     optimizer.step();
+  [[nodiscard]] NoSyncGuard no_sync() { return NoSyncGuard(*reducer_); }
 
   /// The module's forward, after checking the previous backward's reduction completed.
   template <class... Args>
