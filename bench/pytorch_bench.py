@@ -134,7 +134,7 @@ sync()
 secs = time.perf_counter() - t0
 imgs = args.batches * batch
 print(json.dumps({
-    "impl": impl, "device": args.device, "model": args.model, "threads": torch.get_num_threads(), "batch": batch, "batches": args.batches,
+    "impl": impl, "torch": torch.__version__, "device": args.device, "model": args.model, "threads": torch.get_num_threads(), "batch": batch, "batches": args.batches,
     "seconds": round(secs, 4), "images_per_s": round(imgs / secs, 1), "gflops": round(imgs * 6 * macs / secs / 1e9, 2),
     "epoch_s": round(60000 / (imgs / secs), 2),
     "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))

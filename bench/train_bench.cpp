@@ -1,6 +1,9 @@
 // Times training of the MNIST example's networks on real MNIST held in memory, and prints
-// one JSON object per run for bench/run.py. Also measures Eigen's SGEMM (the ceiling).
+// one JSON object per run for bench/run.py and bench/gpu_bench.py. Also measures Eigen's
+// SGEMM (the ceiling). Built twice: train_bench (g++, CPU) and train_bench_cuda (nvcc),
+// which trains on the GPU with --device cuda.
 //   train_bench --model net|lenet --threads N --batches B --warmup W --data-dir DIR
+//   train_bench_cuda --device cuda --model net --batches 938 --warmup 20 --data-dir DIR
 //   train_bench --sgemm 2048 --threads N
 #include <sys/resource.h>
 
@@ -18,6 +21,32 @@ namespace {
 using namespace tinynet;
 using Clock = std::chrono::steady_clock;
 
+/// The device --device names: an error saying what is missing when it cannot be used.
+Device pick_device(const std::string& name) {
+  if (name == "cpu") return Device::cpu();
+#if defined(TINYNET_WITH_CUDA)
+  TINYNET_CHECK(Error, tinynet::cuda::is_available(),
+                "--device cuda: no CUDA device is present (no GPU, or no driver: see nvidia-smi)");
+  return Device::cuda(0);
+#else
+  throw Error("--device cuda: this train_bench was compiled by g++ without the CUDA backend; run train_bench_cuda "
+              "(built by nvcc when TINYNET_WITH_CUDA is ON)");
+#endif
+}
+
+/// Waits for the work queued on `device`, so that the clock is read after it has run.
+void synchronize(Device device) {
+#if defined(TINYNET_WITH_CUDA)
+  if (device.is_cuda()) tinynet::cuda::synchronize();
+#else
+  (void)device;
+#endif
+}
+
+/// `t` on `device`; to a GPU through pinned memory, as the DataLoader's pin_memory does, so
+/// the upload does not block the host.
+Tensor upload(const Tensor& t, Device device) { return device.is_cuda() ? t.pin_memory().to(device) : t; }
+
 double max_rss_mb() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -29,31 +58,35 @@ constexpr double kNetMacs = 32.0 * 1 * 9 * 26 * 26 + 64.0 * 32 * 9 * 24 * 24 + 9
 constexpr double kLeNetMacs = 20.0 * 25 * 24 * 24 + 50.0 * 20 * 25 * 8 * 8 + 800.0 * 500 + 500.0 * 10;
 
 template <class Model, class MakeOptimizer>
-int train(Model model, MakeOptimizer make_optimizer, const data::MNIST& train_set, std::int64_t batch, int warmup,
-          int batches, const char* name, double macs) {
-  auto opt = make_optimizer(model.parameters());
+int train(Model model, MakeOptimizer make_optimizer, const data::MNIST& train_set, Device device, std::int64_t batch,
+          int warmup, int batches, const char* name, double macs) {
+  model.to(device);
+  auto opt = make_optimizer(model.parameters());  // built after moving the model
   const std::int64_t n = train_set.size();
   std::vector<std::int64_t> idx(static_cast<std::size_t>(batch));
   auto step = [&](int s) {
     for (std::int64_t i = 0; i < batch; ++i) idx[static_cast<std::size_t>(i)] = (s * batch + i) % n;
     const data::Batch b = train_set.get_batch(idx);
     opt->zero_grad();
-    nll_loss(model(b.data), b.target).backward();
+    nll_loss(model(upload(b.data, device)), upload(b.target, device)).backward();
     opt->step();
   };
   for (int s = 0; s < warmup; ++s) step(s);
-  const std::uint64_t allocs_before = cpu_allocator().stats().system_allocs;
+  synchronize(device);
+  Allocator& allocator = allocator_for(device);
+  const std::uint64_t allocs_before = allocator.stats().system_allocs;
   const Clock::time_point t0 = Clock::now();
   for (int s = warmup; s < warmup + batches; ++s) step(s);
+  synchronize(device);
   const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
   const double images = static_cast<double>(batches * batch);
   std::printf(
-      "{\"impl\": \"tinynet\", \"model\": \"%s\", \"threads\": %d, \"batch\": %lld, \"batches\": %d, "
-      "\"seconds\": %.4f, \"images_per_s\": %.1f, \"gflops\": %.2f, \"epoch_s\": %.2f, \"max_rss_mb\": %.1f, "
-      "\"system_allocs_in_timed_steps\": %llu}\n",
-      name, get_num_threads(), static_cast<long long>(batch), batches, secs, images / secs,
+      "{\"impl\": \"tinynet\", \"device\": \"%s\", \"model\": \"%s\", \"threads\": %d, \"batch\": %lld, "
+      "\"batches\": %d, \"seconds\": %.4f, \"images_per_s\": %.1f, \"gflops\": %.2f, \"epoch_s\": %.2f, "
+      "\"max_rss_mb\": %.1f, \"system_allocs_in_timed_steps\": %llu}\n",
+      device.str().c_str(), name, get_num_threads(), static_cast<long long>(batch), batches, secs, images / secs,
       images * 6 * macs / secs / 1e9, 60000.0 / (images / secs), max_rss_mb(),
-      static_cast<unsigned long long>(cpu_allocator().stats().system_allocs - allocs_before));
+      static_cast<unsigned long long>(allocator.stats().system_allocs - allocs_before));
   return 0;
 }
 
@@ -76,23 +109,16 @@ int sgemm(int size) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"tinynet training throughput on MNIST, for bench/run.py"};
-  std::string model = "net", data_dir = "data";
-  int threads = 2, batches = 100, warmup = 10, sgemm_size = 0;
-  app.add_option("--model", model)->check(CLI::IsMember({"net", "lenet"}));
-  app.add_option("--threads", threads)->check(CLI::Range(1, 1024));
-  app.add_option("--batches", batches)->check(CLI::Range(1, 100000));
-  app.add_option("--warmup", warmup)->check(CLI::Range(0, 100000));
-  app.add_option("--data-dir", data_dir);
-  app.add_option("--sgemm", sgemm_size, "time an N x N SGEMM instead")->check(CLI::Range(1, 16384));
-  CLI11_PARSE(app, argc, argv);
+int run(const std::string& device_name, const std::string& model, const std::string& data_dir, int threads,
+        int batches, int warmup, int sgemm_size) {
   set_num_threads(threads);
   set_flush_denormal(true);
   manual_seed(1);
-  if (sgemm_size > 0) return sgemm(sgemm_size);
+  const Device device = pick_device(device_name);
+  if (sgemm_size > 0) {
+    TINYNET_CHECK(ValueError, device.is_cpu(), "--sgemm times Eigen's CPU GEMM; it takes no --device cuda");
+    return sgemm(sgemm_size);
+  }
   const data::MNIST train_set(data_dir, {.download = true, .transform = data::MNIST::normalize()});
   // The example's settings: NET with Adadelta (lr 1.0), batch 64; LeNet with SGD (lr 0.1,
   // momentum 0.9), batch 100.
@@ -100,8 +126,31 @@ int main(int argc, char** argv) {
     auto sgd = [](std::vector<Tensor> p) {
       return std::make_unique<optim::SGD>(std::move(p), optim::SGDOptions{.lr = 0.1, .momentum = 0.9});
     };
-    return train(mnist::make_lenet(), sgd, train_set, 100, warmup, batches, "lenet", kLeNetMacs);
+    return train(mnist::make_lenet(), sgd, train_set, device, 100, warmup, batches, "lenet", kLeNetMacs);
   }
   auto adadelta = [](std::vector<Tensor> p) { return std::make_unique<optim::Adadelta>(std::move(p)); };
-  return train(mnist::make_net(), adadelta, train_set, 64, warmup, batches, "net", kNetMacs);
+  return train(mnist::make_net(), adadelta, train_set, device, 64, warmup, batches, "net", kNetMacs);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tinynet training throughput on MNIST, for bench/run.py and bench/gpu_bench.py"};
+  std::string device = "cpu", model = "net", data_dir = "data";
+  int threads = 2, batches = 100, warmup = 10, sgemm_size = 0;
+  app.add_option("--device", device, "train on the CPU or on CUDA device 0 (train_bench_cuda)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--model", model)->check(CLI::IsMember({"net", "lenet"}));
+  app.add_option("--threads", threads)->check(CLI::Range(1, 1024));
+  app.add_option("--batches", batches)->check(CLI::Range(1, 100000));
+  app.add_option("--warmup", warmup)->check(CLI::Range(0, 100000));
+  app.add_option("--data-dir", data_dir);
+  app.add_option("--sgemm", sgemm_size, "time an N x N SGEMM instead")->check(CLI::Range(1, 16384));
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return run(device, model, data_dir, threads, batches, warmup, sgemm_size);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
 }

@@ -1,12 +1,14 @@
 #pragma once
-// Data-parallel plumbing of the example: when the launcher asks for more than one
-// process (WORLD_SIZE > 1), join the job, give each rank its share of the training set,
-// average gradients with DistributedDataParallel, and let rank 0 alone print and write.
+// Data-parallel plumbing of the example: join the job (--backend gloo: when the launcher
+// asks for more than one process, WORLD_SIZE > 1; --backend nccl: always, one GPU per rank),
+// give each rank its share of the training set, average gradients with
+// DistributedDataParallel, and let rank 0 alone print and write.
 
 #include <tinynet/data/distributed_sampler.hpp>
 #include <tinynet/data/dataloader.hpp>
 #include <tinynet/data/mnist.hpp>
 #include <tinynet/dist/dist.hpp>
+#include <tinynet/tinynet.hpp>
 
 #include <cstdio>
 #include <memory>
@@ -21,6 +23,8 @@ struct Distributed {
   std::shared_ptr<tinynet::dist::ProcessGroup> group;
   int rank = 0;
   int world_size = 1;
+  /// Where this rank trains: the CPU with Gloo, cuda:LOCAL_RANK with NCCL.
+  tinynet::Device device = tinynet::Device::cpu();
   /// Rank 0 prints the log lines and writes the model and checkpoints.
   bool is_main() const { return rank == 0; }
   /// "rank 1 of 2: " in a data-parallel run, "" alone.
@@ -29,16 +33,55 @@ struct Distributed {
   }
 };
 
-/// Joins the job when WORLD_SIZE > 1 (env://: torchrun, Kubeflow, or by hand).
-inline Distributed init_distributed(const Options& o) {
-  if (tinynet::dist::world_size_from_env() <= 1) return {};
-  if (o.backend == "nccl")
-    throw tinynet::dist::DistConfigError(
-        "--backend nccl (GPU ranks) is not wired into the example yet: its data-parallel ranks train on the "
-        "CPU; use --backend gloo");
+/// --dist-timeout, as the process group takes it.
+inline tinynet::dist::Milliseconds dist_timeout(const Options& o) {
+  return tinynet::dist::Milliseconds(static_cast<long long>(o.dist_timeout * 1000));
+}
+
+/// --backend nccl: joins the job with this rank on GPU LOCAL_RANK. What the build or the
+/// machine lacks is a DistConfigError (exit code 2: restarting cannot help), raised before
+/// joining so that no peer waits for this rank in a collective.
+inline Distributed init_nccl(const Options& o) {
+#if defined(TINYNET_WITH_CUDA) && defined(TINYNET_WITH_NCCL)
+  TINYNET_CHECK(tinynet::dist::DistConfigError, !o.no_cuda,
+                "--backend nccl trains on GPUs and cannot be combined with --no-cuda; use --backend gloo to train "
+                "data-parallel on the CPU");
+  const int gpus = tinynet::cuda::device_count();
+  TINYNET_CHECK(tinynet::dist::DistConfigError, gpus > 0,
+                "--backend nccl needs a CUDA GPU for every rank, but no CUDA device is present (no GPU, or no driver: "
+                "see nvidia-smi); use --backend gloo to train data-parallel on the CPU");
+  const tinynet::dist::LaunchEnv env = tinynet::dist::read_launch_env();
+  TINYNET_CHECK(tinynet::dist::DistConfigError, env.local_rank < gpus, "rank ", env.rank,
+                ": --backend nccl trains on GPU LOCAL_RANK=", env.local_rank, " but this machine has ", gpus,
+                " CUDA device", gpus == 1 ? "" : "s", "; start at most one rank per GPU (torchrun --nproc_per_node ",
+                gpus, ")");
+  tinynet::cuda::set_device(env.local_rank);
   Distributed d;
-  d.group = tinynet::dist::init_process_group(o.backend, "env://",
-                                              std::chrono::milliseconds(static_cast<long long>(o.dist_timeout * 1000)));
+  d.group = tinynet::dist::init_process_group("nccl", "env://", dist_timeout(o));
+  d.rank = d.group->rank();
+  d.world_size = d.group->size();
+  d.device = tinynet::Device::cuda(env.local_rank);
+  return d;
+#elif defined(TINYNET_WITH_CUDA)
+  (void)o;
+  throw tinynet::dist::DistConfigError(
+      "--backend nccl: this mnist_cuda was built without NCCL (CMake found no nccl.h and libnccl beside the CUDA "
+      "toolkit: install NCCL, e.g. libnccl-dev from NVIDIA's repository, and configure again); use --backend gloo");
+#else
+  (void)o;
+  throw tinynet::dist::DistConfigError(
+      "--backend nccl trains on GPUs, which this binary cannot: it was compiled by g++ with the CPU backend only. "
+      "Run mnist_cuda, the nvcc build of this example, or use --backend gloo");
+#endif
+}
+
+/// Joins the job: with NCCL always (WORLD_SIZE 1 included, so one GPU runs the code of
+/// many), with Gloo when WORLD_SIZE > 1 (env://: torchrun, Kubeflow, or by hand).
+inline Distributed init_distributed(const Options& o) {
+  if (o.backend == "nccl") return init_nccl(o);
+  if (tinynet::dist::world_size_from_env() <= 1) return {};
+  Distributed d;
+  d.group = tinynet::dist::init_process_group(o.backend, "env://", dist_timeout(o));
   d.rank = d.group->rank();
   d.world_size = d.group->size();
   return d;
@@ -56,7 +99,8 @@ inline tinynet::data::DataLoader<tinynet::data::MNIST> make_train_loader(const O
         {.batch_size = o.batch_size, .shuffle = true, .seed = o.seed, .pin_memory = pin_memory});
   auto sampler = std::make_unique<tinynet::data::DistributedSampler>(train_set.size(), d.world_size, d.rank,
                                                                      tinynet::data::DistributedSamplerOptions{.seed = o.seed});
-  return tinynet::data::DataLoader(std::move(train_set), std::move(sampler), {.batch_size = o.batch_size});
+  return tinynet::data::DataLoader(std::move(train_set), std::move(sampler),
+                                   {.batch_size = o.batch_size, .pin_memory = pin_memory});
 }
 
 /// Wraps `model` in DistributedDataParallel in a data-parallel run: it starts every rank from

@@ -175,8 +175,8 @@ int run(const Options& o) {
   set_flush_denormal(!o.keep_denormals);
   const ThreadSource env = threads_from_environment();
   const Distributed dist = o.evaluate.empty() ? init_distributed(o) : Distributed{};
-  // Data-parallel ranks train on the CPU (Gloo); NCCL for GPU ranks is not wired into the example yet.
-  const Device device = dist.world_size > 1 ? Device::cpu() : pick_device(o);
+  // A data-parallel rank trains where its backend works: the CPU with Gloo, its GPU with NCCL.
+  const Device device = dist.group ? dist.device : pick_device(o);
   std::fprintf(stderr, "%stinynet mnist: model %s, optimizer %s, %d threads (%s), %s\n", dist.prefix().c_str(),
                o.model.c_str(), o.optimizer.c_str(), get_num_threads(), o.threads > 0 ? "--threads" : env.source,
                device.str().c_str());

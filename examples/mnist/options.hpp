@@ -66,7 +66,9 @@ inline void add_flags(CLI::App& app, Options& o) {
       ->check(positive)
       ->capture_default_str();
   app.add_flag("--save-model", o.save_model, "save the trained model to --model-path");
-  app.add_option("--backend", o.backend, "data-parallel backend when WORLD_SIZE > 1 (gloo: CPU over TCP; nccl: GPUs)")
+  app.add_option("--backend", o.backend,
+                 "data-parallel backend (gloo: CPU ranks over TCP, when WORLD_SIZE > 1; nccl: one GPU per rank, "
+                 "cuda:LOCAL_RANK, in mnist_cuda only)")
       ->check(CLI::IsMember({"gloo", "nccl"}))
       ->capture_default_str();
   app.add_option("--dist-timeout", o.dist_timeout,

@@ -2,6 +2,8 @@
 // MASTER_ADDR and MASTER_PORT set. Modes:
 //   collectives          sum/avg all-reduce (sizes 0, 1, odd, >= 4M), broadcast, allgather, barrier
 //   ddp STEPS BATCH MODEL [CAP_MB]   DDP vs. one process with batch WORLD*BATCH; MODEL seq|free
+//   no_sync STEPS BATCH K   K micro-batches per step, all but the last under no_sync(), vs. one
+//                        process with batch WORLD*K*BATCH
 //   train STEPS          DDP training that prints "step N" (for the fault tests)
 //   mismatch BAD_RANK    BAD_RANK builds a different model: DDP must refuse at start-up
 //   buckets BAD_RANK     BAD_RANK uses a different bucket size
@@ -59,14 +61,19 @@ std::uint64_t bytes_hash(const void* p, std::size_t n, std::uint64_t h = 1469598
   return h;
 }
 
-// Every rank passes its hash; all must be equal.
-void check_identical(ProcessGroup& pg, std::uint64_t h, const std::string& what) {
+// Whether every rank passed the same hash (each rank passes its own).
+bool all_equal(ProcessGroup& pg, std::uint64_t h) {
   Tensor mine = empty({1}, {DType::int64});
   *mine.data<std::int64_t>() = static_cast<std::int64_t>(h);
   Tensor all = empty({pg.size()}, {DType::int64});
   pg.allgather(mine, all);
   for (int r = 0; r < pg.size(); ++r)
-    if (all.data<std::int64_t>()[r] != static_cast<std::int64_t>(h)) fail(what + " differs between ranks");
+    if (all.data<std::int64_t>()[r] != static_cast<std::int64_t>(h)) return false;
+  return true;
+}
+
+void check_identical(ProcessGroup& pg, std::uint64_t h, const std::string& what) {
+  if (!all_equal(pg, h)) fail(what + " differs between ranks");
 }
 
 template <typename T>
@@ -173,6 +180,68 @@ int ddp_vs_single(const std::shared_ptr<ProcessGroup>& pg, int steps, std::int64
   return 0;
 }
 
+template <class Model>
+std::uint64_t grads_hash(Model& model) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const auto& [name, p] : model.named_parameters()) h = bytes_hash(p.grad().raw_data(), p.grad().nbytes(), h);
+  return h;
+}
+
+// Gradient accumulation: each rank runs K micro-batches of BATCH rows per step, the first
+// K-1 under no_sync(), each loss scaled by 1/K; the single process trains on the step's
+// WORLD*K*BATCH rows at once. Same parameters expected, as for plain DDP.
+int no_sync_vs_single(const std::shared_ptr<ProcessGroup>& pg, int steps, std::int64_t batch, int k) {
+  const int w = pg->size(), r = pg->rank();
+  const std::int64_t per_step = static_cast<std::int64_t>(w) * k * batch;
+  manual_seed(7);
+  const Tensor x = randn({steps * per_step, 1, 8, 8});
+  std::vector<std::int64_t> labels;
+  for (std::int64_t i = 0; i < steps * per_step; ++i) labels.push_back((i * 7 + 3) % 10);
+  const Tensor y = from_vector<std::int64_t>(labels, {steps * per_step});
+
+  manual_seed(100);
+  SeqNet reference;
+  manual_seed(100);
+  SeqNet model;
+  dist::DistributedDataParallel ddp(model, pg, {.bucket_cap_mb = 0.001, .first_bucket_cap_mb = 0.001});
+  optim::SGD opt(model.parameters(), {.lr = 0.05, .momentum = 0.9});
+  optim::SGD ref_opt(reference.parameters(), {.lr = 0.05, .momentum = 0.9});
+  for (int s = 0; s < steps; ++s) {
+    const std::int64_t mine = static_cast<std::int64_t>(s) * per_step + static_cast<std::int64_t>(r) * k * batch;
+    auto micro_batch = [&](int m) {
+      const std::int64_t first = mine + static_cast<std::int64_t>(m) * batch;
+      (nll_loss(ddp(rows(x, first, batch)), rows(y, first, batch)) / k).backward();
+    };
+    opt.zero_grad();
+    {
+      auto no_sync = ddp.no_sync();
+      for (int m = 0; m < k - 1; ++m) micro_batch(m);
+      // Each rank saw other rows: gradients that were not all-reduced differ between ranks.
+      if (w > 1 && all_equal(*pg, grads_hash(model))) fail("gradients were all-reduced inside no_sync()");
+    }
+    micro_batch(k - 1);
+    check_identical(*pg, grads_hash(model), "gradients after the synced backward");
+    opt.step();
+    ref_opt.zero_grad();
+    nll_loss(reference(rows(x, static_cast<std::int64_t>(s) * per_step, per_step)),
+             rows(y, static_cast<std::int64_t>(s) * per_step, per_step))
+        .backward();
+    ref_opt.step();
+  }
+  double max_diff = 0;
+  for (const auto& [name, p] : model.named_parameters()) {
+    const Tensor& q = reference.state_dict().at(name);
+    const auto* a = static_cast<const float*>(p.raw_data());
+    const auto* b = static_cast<const float*>(q.raw_data());
+    for (std::int64_t i = 0; i < p.numel(); ++i) max_diff = std::max(max_diff, std::abs(static_cast<double>(a[i]) - b[i]));
+  }
+  std::printf("max |ddp with no_sync - single| = %.3g after %d steps of %d micro-batches\n", max_diff, steps, k);
+  // The tolerance of ddp_vs_single: summation order only.
+  if (max_diff > 1e-5) fail("accumulated DDP parameters differ from the single-process run by " + std::to_string(max_diff));
+  std::printf("no_sync OK on rank %d of %d\n", r, w);
+  return 0;
+}
+
 int train(const std::shared_ptr<ProcessGroup>& pg, int steps) {
   manual_seed(1);
   FreeNet<256> model;
@@ -231,6 +300,7 @@ int run(int argc, char** argv) {
     if (arg(3) == "seq") return ddp_vs_single<SeqNet>(pg, steps, batch, cap);
     return ddp_vs_single<FreeNet<32>>(pg, steps, batch, cap);
   }
+  if (mode == "no_sync") return no_sync_vs_single(pg, std::stoi(arg(1)), std::stoll(arg(2)), std::stoi(arg(3)));
   if (mode == "train") return train(pg, std::stoi(arg(1)));
   if (mode == "mismatch")
     return pg->rank() == std::stoi(arg(1)) ? build_ddp<FreeNet<24>>(pg, 25) : build_ddp<FreeNet<32>>(pg, 25);

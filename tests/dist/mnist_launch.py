@@ -2,7 +2,8 @@
 """The MNIST example trained data-parallel on the real data, started the ways users start it:
 by hand, by torchrun (--standalone, and static rendezvous where torchrun's agent hosts the
 store), as a Kubeflow PyTorchJob's pods would be, killed and restarted from checkpoints,
-and for accuracy against a single process. Every run has a hard deadline.
+and for accuracy against a single process; and with --backend nccl: refused clearly where
+it cannot run, trained on GPUs where there are some. Every run has a hard deadline.
 
 Usage: mnist_launch.py SCENARIO MNIST_BINARY DATA_DIR WORK_DIR
 """
@@ -149,12 +150,65 @@ def accuracy_vs_single(mnist, data, work):
     expect(abs(a1 - a2) <= 0.003, "2-rank accuracy is not within 0.3 points of the single process", procs)
 
 
+def nccl_refused(mnist, message, ranks):
+    """Each started rank of a 2-rank --backend nccl job exits at once with code 2 (permanent),
+    saying what is missing, before the rendezvous: even a rank whose peer never comes does
+    not wait for it (--dist-timeout is far beyond the deadline)."""
+    args = [mnist, "--backend", "nccl", "--data-dir", "unused", "--dist-timeout", "600"]
+    # CUDA_VISIBLE_DEVICES="" hides any GPU, so the no-GPU path is tested on GPU machines too.
+    procs = launch(args, 2, free_port(), ranks=ranks, extra_env={"CUDA_VISIBLE_DEVICES": ""})
+    codes = finish(procs, 60)
+    expect(codes == [2] * len(ranks), f"exit codes {codes}, expected 2 (a misconfigured job: permanent)", procs)
+    for p in procs:
+        expect(f"error: {message}" in p.err, f"stderr does not say 'error: {message}'", procs)
+        expect(p.out == "", "a refused rank printed log lines", procs)
+    print(procs[0].err)
+
+
+def nccl_no_gpu(mnist, data, work):
+    message = ("--backend nccl needs a CUDA GPU for every rank, but no CUDA device is present (no GPU, or no driver: "
+               "see nvidia-smi); use --backend gloo to train data-parallel on the CPU")
+    nccl_refused(mnist, message, ranks=[0, 1])
+    nccl_refused(mnist, message, ranks=[0])
+
+
+def nccl_cpu_build(mnist, data, work):
+    nccl_refused(mnist, "--backend nccl trains on GPUs, which this binary cannot: it was compiled by g++ with the "
+                        "CPU backend only. Run mnist_cuda, the nvcc build of this example", ranks=[0, 1])
+
+
+def nccl_gpus(mnist, data, work):
+    """--backend nccl on this machine's GPUs (one rank per GPU, at most 2; one rank is a valid
+    NCCL job too): every rank trains on cuda:LOCAL_RANK, rank 0 reports the accuracy. Exits 77
+    (skipped) where nvidia-smi lists no GPU."""
+    try:
+        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        listed = ""
+    gpus = listed.count("GPU ")
+    if gpus == 0:
+        print("SKIP: nvidia-smi lists no GPU: --backend nccl not run")
+        sys.exit(77)
+    world = min(gpus, 2)
+    args = [mnist, "--backend", "nccl", "--data-dir", data, "--epochs", "1", "--limit-train-batches", "100",
+            "--log-interval", "10", "--dist-timeout", "120"]
+    procs = launch(args, world, free_port())
+    codes = finish(procs, 300)
+    expect(codes == [0] * world, f"exit codes {codes}", procs)
+    for r, p in enumerate(procs):
+        expect(f"rank {r} of {world}: tinynet mnist: model net" in p.err and f"cuda:{r}\n" in p.err,
+               f"rank {r} does not say it trains on cuda:{r}", procs)
+    expect(accuracy(procs[0].out) > 0.9, "rank 0's accuracy after 100 batches per rank", procs)
+    print(procs[0].out + "".join(p.err for p in procs))
+
+
 def main():
     scenario, mnist, data, work = sys.argv[1:5]
     os.makedirs(work, exist_ok=True)
     {"by-hand": by_hand, "torchrun-standalone": lambda *a: torchrun(*a, static=False),
      "torchrun-static": lambda *a: torchrun(*a, static=True), "kubeflow": kubeflow,
-     "kill-and-resume": kill_and_resume, "accuracy": accuracy_vs_single}[scenario](mnist, data, work)
+     "kill-and-resume": kill_and_resume, "accuracy": accuracy_vs_single, "nccl-no-gpu": nccl_no_gpu,
+     "nccl-cpu-build": nccl_cpu_build, "nccl-gpus": nccl_gpus}[scenario](mnist, data, work)
     print("OK")
 
 

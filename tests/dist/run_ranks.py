@@ -140,6 +140,17 @@ def ddp(worker, world, model, cap_mb=None, min_buckets=1):
     print(procs[0].out)
 
 
+def ddp_no_sync(worker, world):
+    """3 micro-batches per step, the first 2 under no_sync(): gradients stay different on each
+    rank until the third backward, and training ends where one process on all rows does."""
+    procs = launch([worker, "no_sync", "4", "4", "3"], world, free_port())
+    codes = finish(procs)
+    expect(codes == [0] * world, f"exit codes {codes}", procs)
+    for p in procs:
+        expect("no_sync OK" in p.out, "no OK line", procs)
+    print(procs[0].out)
+
+
 def lost_peer(worker, world, sig, expected_code, timeout_s):
     """Rank 1 is killed (SIGKILL) or frozen (SIGSTOP) mid-training: every other rank must exit
     with `expected_code` within the timeout, naming the failed operation and a rank."""
@@ -283,6 +294,8 @@ def main():
         ddp(worker, 2, "seq")
     elif scenario == "ddp-free-3-buckets":
         ddp(worker, 3, "free", cap_mb=0.002, min_buckets=3)
+    elif scenario == "ddp-no-sync-3":
+        ddp_no_sync(worker, 3)
     elif scenario == "kill-peer-3":
         lost_peer(worker, 3, signal.SIGKILL, (mnist_codes["peer_lost"], mnist_codes["timeout"]), 10)
     elif scenario == "stop-peer-2":

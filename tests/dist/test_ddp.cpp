@@ -4,6 +4,10 @@
 #include <tinynet/optim/sgd.hpp>
 #include <tinynet/tinynet.hpp>
 
+#include <atomic>
+#include <cstring>
+#include <vector>
+
 using namespace tinynet;
 using namespace std::chrono_literals;
 
@@ -14,6 +18,28 @@ struct SoloGroup {
   dist::TCPStoreServer server;
   std::shared_ptr<dist::ProcessGroup> pg = std::make_shared<dist::GlooGroup>(
       std::make_shared<dist::TCPStore>("127.0.0.1", server.port(), 10s), 0, 1, dist::GlooOptions{.timeout = 10s, .hostname = "127.0.0.1"});
+};
+
+// A one-rank Gloo group that counts the all-reduces asked of it: in backward, DDP's only
+// collective, one per bucket.
+struct CountingGroup : dist::ProcessGroup {
+  explicit CountingGroup(const std::shared_ptr<dist::Store>& store)
+      : ProcessGroup(0, 1, store, 10s), gloo(store, 0, 1, dist::GlooOptions{.timeout = 10s, .hostname = "127.0.0.1"}) {}
+  const char* backend() const override { return "gloo"; }
+  void allreduce(Tensor& t, dist::ReduceOp op, std::optional<dist::Milliseconds> timeout) override {
+    ++allreduces;
+    gloo.allreduce(t, op, timeout);
+  }
+  void broadcast(Tensor& t, int root, std::optional<dist::Milliseconds> timeout) override {
+    gloo.broadcast(t, root, timeout);
+  }
+  void allgather(const Tensor& in, Tensor& out, std::optional<dist::Milliseconds> timeout) override {
+    gloo.allgather(in, out, timeout);
+  }
+  void barrier(std::optional<dist::Milliseconds> timeout) override { gloo.barrier(timeout); }
+
+  dist::GlooGroup gloo;
+  std::atomic<int> allreduces{0};  // DDP all-reduces on its communication thread
 };
 
 // out.weight is never used by forward when `skip` is set.
@@ -82,4 +108,41 @@ TEST_CASE("ddp: a parameter left without a gradient is named at the next forward
   sum(ddp(x)).backward();
   CHECK_THROWS_WITH(ddp(x), Catch::Contains("did not produce gradients for spare.weight, spare.bias") &&
                                 Catch::Contains("unused parameters are not supported"));
+}
+
+TEST_CASE("ddp: under no_sync() gradients accumulate locally, and the next backward all-reduces their sum", "[ddp]") {
+  dist::TCPStoreServer server;
+  auto g = std::make_shared<CountingGroup>(std::make_shared<dist::TCPStore>("127.0.0.1", server.port(), 10s));
+  manual_seed(3);
+  TwoHeads a;
+  manual_seed(3);
+  TwoHeads b;
+  a.skip = b.skip = false;
+  dist::DistributedDataParallel ddp(a, g, {.bucket_cap_mb = 0.0001, .first_bucket_cap_mb = 0.0001});
+  const int buckets = static_cast<int>(ddp.bucket_names().size());
+  REQUIRE(buckets > 1);
+  const std::vector<Tensor> x = {randn({5, 4}), randn({5, 4}), randn({5, 4})};
+  const int before = g->allreduces;
+  {
+    auto no_sync = ddp.no_sync();
+    {
+      auto nested = ddp.no_sync();
+      sum(ddp(x[0])).backward();
+    }
+    sum(ddp(x[1])).backward();  // the outer guard still holds
+    CHECK(g->allreduces == before);
+  }
+  sum(ddp(x[2])).backward();
+  CHECK(g->allreduces == before + buckets);
+
+  for (const Tensor& xi : x) sum(b(xi)).backward();
+  const auto pa = a.named_parameters(), pb = b.named_parameters();
+  REQUIRE(pa.size() == pb.size());
+  for (std::size_t i = 0; i < pa.size(); ++i) {
+    INFO(pa[i].first);
+    const Tensor ga = pa[i].second.grad(), gb = pb[i].second.grad();
+    REQUIRE(ga.defined());
+    // One rank: the average is the sum itself, so the accumulated gradients come back unchanged.
+    CHECK(std::memcmp(ga.raw_data(), gb.raw_data(), ga.nbytes()) == 0);
+  }
 }

@@ -19,7 +19,8 @@
 ///     optimizer.step();
 ///
 /// Every parameter must receive a gradient in every backward (no unused parameters);
-/// buffers are taken from rank 0 once, at construction.
+/// buffers are taken from rank 0 once, at construction. `no_sync()` accumulates gradients
+/// over several backward passes without communicating, as in PyTorch.
 
 #include <algorithm>
 #include <condition_variable>
@@ -80,6 +81,8 @@ class Reducer {
   }
 
   bool active = true;
+  /// False inside DistributedDataParallel::no_sync(): gradients stay local.
+  bool sync = true;
 
   const std::vector<Bucket>& buckets() const { return buckets_; }
   const std::vector<std::pair<std::string, Tensor>>& params() const { return params_; }
@@ -272,13 +275,43 @@ class DistributedDataParallel {
     for (std::size_t i = 0; i < params.size(); ++i) {
       std::weak_ptr<detail::Reducer> weak = reducer_;
       params[i].second.register_post_accumulate_grad_hook([weak, i](Tensor&) {
-        if (auto r = weak.lock(); r && r->active) r->on_grad_ready(i);
+        if (auto r = weak.lock(); r && r->active && r->sync) r->on_grad_ready(i);
       });
     }
   }
   DistributedDataParallel(const DistributedDataParallel&) = delete;
   DistributedDataParallel& operator=(const DistributedDataParallel&) = delete;
   ~DistributedDataParallel() { reducer_->active = false; }
+
+  /// While it lives, backward leaves gradients local (see no_sync()); restores the previous
+  /// state when it goes.
+  class NoSyncGuard {
+   public:
+    explicit NoSyncGuard(detail::Reducer& reducer) : reducer_(reducer), previous_(reducer.sync) {
+      reducer.sync = false;
+    }
+    NoSyncGuard(const NoSyncGuard&) = delete;
+    NoSyncGuard& operator=(const NoSyncGuard&) = delete;
+    ~NoSyncGuard() { reducer_.sync = previous_; }
+
+   private:
+    detail::Reducer& reducer_;
+    bool previous_;
+  };
+
+  /// Gradient accumulation without communication, as torch's DDP.no_sync(): while the
+  /// returned guard lives, backward only accumulates each rank's gradients into `grad()`;
+  /// the first backward after it all-reduces what has accumulated. Take it between
+  /// backward passes, for every micro-batch but the last:
+  ///
+  ///     optimizer.zero_grad();
+  ///     {
+  ///       auto no_sync = ddp.no_sync();
+  ///       for (k = 0; k < K - 1; ++k) (nll_loss(ddp(x[k]), y[k]) / K).backward();  // local
+  ///     }
+  ///     (nll_loss(ddp(x[K - 1]), y[K - 1]) / K).backward();  // all-reduces the K micro-batches' sum
+  ///     optimizer.step();
+  [[nodiscard]] NoSyncGuard no_sync() { return NoSyncGuard(*reducer_); }
 
   /// The module's forward, after checking the previous backward's reduction completed.
   template <class... Args>
@@ -311,13 +344,16 @@ class DistributedDataParallel {
     const std::string mine = description();
     const std::string key = "ddp/" + std::to_string(detail::ddp_instance_counter()++) + "/model/";
     pg_->store().set(key + std::to_string(pg_->rank()), mine);
-    Tensor h = empty({1}, {DType::int64});
-    *h.data<std::int64_t>() = static_cast<std::int64_t>(detail::fnv1a(mine));
-    Tensor all = empty({pg_->size()}, {DType::int64});
+    const auto hash = static_cast<std::int64_t>(detail::fnv1a(mine));
+    // On the parameters' device: NCCL gathers only CUDA tensors.
+    const Device device = module_.named_parameters().front().second.device();
+    const Tensor h = from_vector<std::int64_t>({hash}, {1}, {DType::int64, device});
+    Tensor all = empty({pg_->size()}, {DType::int64, device});
     pg_->allgather(h, all);  // fixed size on every rank: safe before agreement is known
-    const std::int64_t* hashes = all.data<std::int64_t>();
+    const Tensor gathered = all.to(Device::cpu());
+    const std::int64_t* hashes = gathered.data<std::int64_t>();
     for (int r = 0; r < pg_->size(); ++r) {
-      if (hashes[r] == *h.data<std::int64_t>()) continue;
+      if (hashes[r] == hash) continue;
       const std::string theirs = pg_->store().get(key + std::to_string(r));
       const auto a = detail::split_lines(mine), b = detail::split_lines(theirs);
       std::size_t i = 0;

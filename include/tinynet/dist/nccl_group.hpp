@@ -85,7 +85,10 @@ class NcclGroup : public ProcessGroup {
   }
   void barrier(std::optional<Milliseconds> timeout = {}) override {
     std::lock_guard lock(mu_);
-    if (barrier_buf_ == nullptr) check_cuda(cudaMalloc(&barrier_buf_, sizeof(float)), "cudaMalloc");
+    if (barrier_buf_ == nullptr) {
+      check_cuda(cudaSetDevice(device_), "cudaSetDevice");
+      check_cuda(cudaMalloc(&barrier_buf_, sizeof(float)), "cudaMalloc");
+    }
     run_locked("barrier", "", timeout, [&] {
       return ncclAllReduce(barrier_buf_, barrier_buf_, 1, ncclFloat32, ncclSum, comm_, stream_);
     });
@@ -141,6 +144,8 @@ class NcclGroup : public ProcessGroup {
     const std::string name = std::string(op) + (what.empty() ? "" : " (" + what + ")");
     if (!broken_.empty()) throw DistError(who() + ": " + name + ": the group is unusable after: " + broken_);
     const auto deadline = std::chrono::steady_clock::now() + timeout.value_or(this->timeout());
+    // The current device is per thread, and DistributedDataParallel calls from its own.
+    check_cuda(cudaSetDevice(device_), "cudaSetDevice");
     // The tensor was written by kernels on other streams: they must finish before NCCL's
     // stream reads it.
     check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");

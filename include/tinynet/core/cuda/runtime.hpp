@@ -152,7 +152,10 @@ struct PinnedHostMemory {
   static void* allocate(std::size_t nbytes) {
 #if defined(__CUDACC__)
     void* p = nullptr;
-    if (!is_available() || cudaMallocHost(&p, nbytes) != cudaSuccess) {
+    // DataLoader workers pin batches on their own threads, whose current device would
+    // otherwise be 0: a rank on another GPU would open a second context on GPU 0.
+    if (!is_available() || cudaSetDevice(current_device()) != cudaSuccess ||
+        cudaMallocHost(&p, nbytes) != cudaSuccess) {
       (void)cudaGetLastError();
       return nullptr;
     }
