@@ -26,7 +26,15 @@ template <typename T>
 inline void copy_run(T* dst, const T* src, std::int64_t n) {
 #if defined(__AVX512F__)
   if constexpr (sizeof(T) == 4) {
-    for (std::int64_t x = 0; x < n; x += 16) {
+    // Full-width moves first, a masked one only for the last few elements: masked stores
+    // followed by loads keep the CPU from overlapping iterations.
+    std::int64_t x = 0;
+    for (; x + 16 <= n; x += 16) _mm512_storeu_ps(dst + x, _mm512_loadu_ps(src + x));
+    if (x + 8 <= n) {
+      _mm256_storeu_ps(dst + x, _mm256_loadu_ps(src + x));
+      x += 8;
+    }
+    if (x < n) {
       const __mmask16 m = detail::tail_mask(n - x);
       _mm512_mask_storeu_ps(dst + x, m, _mm512_maskz_loadu_ps(m, src + x));
     }
@@ -53,20 +61,9 @@ inline void add_run(T* dst, const T* src, std::int64_t n) {
 }
 
 /// copy_run over `rows` rows: dst + r*dst_stride gets src + r*src_stride, n elements each.
-/// Rows of at most 16 floats (a small convolution's output rows) take one masked move each.
 template <typename T>
 inline void copy_rows(T* dst, std::int64_t dst_stride, const T* src, std::int64_t src_stride, std::int64_t rows,
                       std::int64_t n) {
-#if defined(__AVX512F__)
-  if constexpr (sizeof(T) == 4) {
-    if (n <= 16) {
-      const __mmask16 m = detail::tail_mask(n);
-      for (std::int64_t r = 0; r < rows; ++r)
-        _mm512_mask_storeu_ps(dst + r * dst_stride, m, _mm512_maskz_loadu_ps(m, src + r * src_stride));
-      return;
-    }
-  }
-#endif
   for (std::int64_t r = 0; r < rows; ++r) copy_run(dst + r * dst_stride, src + r * src_stride, n);
 }
 
