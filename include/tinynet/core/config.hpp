@@ -29,3 +29,11 @@
 #if defined(TINYNET_WITH_CUDA) && !defined(__CUDACC__) && !defined(TINYNET_EMULATE_CUDA)
 #error "TINYNET_WITH_CUDA is set by tinynet itself: compile with nvcc, or define TINYNET_EMULATE_CUDA for the emulated device"
 #endif
+
+/// `TINYNET_CPU_AVX512`: the CPU kernels' AVX-512 paths are compiled (the target has
+/// AVX-512F, e.g. with -march=native on such a machine). Not under nvcc, whose front end
+/// does not take vector types into host-device code: CUDA translation units run the
+/// portable CPU loops.
+#if defined(__AVX512F__) && !defined(__CUDACC__)
+#define TINYNET_CPU_AVX512 1
+#endif

@@ -5,6 +5,8 @@
 /// Weight and bias gradients are summed per chunk and then across chunks in a fixed
 /// order, so results do not depend on thread scheduling.
 
+#include "tinynet/core/config.hpp"
+
 #include <algorithm>
 #include <cstdint>
 
@@ -114,7 +116,7 @@ void col2im_gather(const Conv2dGeometry& g, const T* col, std::int64_t ld, T* in
     for (std::int64_t iy = 0; iy < g.h; ++iy) {
       const std::int64_t i0 = std::max<std::int64_t>(0, iy - (g.oh - 1)), i1 = std::min(g.kh - 1, iy);
       T* dst = in + (ci * g.h + iy) * g.w;
-#if defined(__AVX512F__)
+#if defined(TINYNET_CPU_AVX512)
       if constexpr (sizeof(T) == 4) {
         for (std::int64_t x0 = 0; x0 < g.w; x0 += 16) {
           const std::int64_t lanes_in = std::min<std::int64_t>(16, g.w - x0);

@@ -3,6 +3,8 @@
 /// Dropout kernels. Element (or channel) i is kept when its counter-based uniform draw
 /// is >= p, so the mask is the same for any thread count and on the GPU.
 
+#include "tinynet/core/config.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -26,7 +28,7 @@ void dropout_mask(const RandomStream& rs, T* mask, std::int64_t units, double p)
   const std::int64_t full = units / 4;
   parallel_for(full, kElementwiseGrain / 4, [&](std::int64_t lo, std::int64_t hi) {
     std::int64_t blk = lo;
-#if defined(__AVX512F__)
+#if defined(TINYNET_CPU_AVX512)
     if constexpr (sizeof(T) == 4) {
       if (threshold <= 0xFFFFFFFFu) {
         const __m512i thr = _mm512_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(threshold)));

@@ -73,7 +73,7 @@ void apply_rule(std::int64_t n, const Rule& rule) {
   });
 }
 
-#if defined(__AVX512F__)
+#if defined(TINYNET_CPU_AVX512)
 /// Calls body(i, lanes) for i = 0, 16, 32, ... < n in parallel chunks, `lanes` masking the
 /// elements of [i, i + 16) inside the chunk.
 template <typename Body>
@@ -88,7 +88,7 @@ void for_each_vector(std::int64_t n, const Body& body) {
 template <typename T>
 void sgd_update(T* param, const T* grad, T* buf, std::int64_t n, const SgdArgs& a) {
   const SgdRule<T> rule(param, grad, buf, a);
-#if defined(__AVX512F__)
+#if defined(TINYNET_CPU_AVX512)
   if constexpr (sizeof(T) == 4) {
     for_each_vector(n, [&](std::int64_t i, __mmask16 m) {
       Vec16f p = Vec16f::load(param + i, m), b = buf != nullptr ? Vec16f::load(buf + i, m) : Vec16f{_mm512_setzero_ps()};
@@ -154,7 +154,7 @@ struct AdadeltaRule {
 template <typename T>
 void adadelta_update(T* param, const T* grad, T* square_avg, T* acc_delta, std::int64_t n, const AdadeltaArgs& a) {
   const AdadeltaRule<T> rule(param, grad, square_avg, acc_delta, a);
-#if defined(__AVX512F__)
+#if defined(TINYNET_CPU_AVX512)
   if constexpr (sizeof(T) == 4) {
     for_each_vector(n, [&](std::int64_t i, __mmask16 m) {
       Vec16f p = Vec16f::load(param + i, m), v = Vec16f::load(square_avg + i, m), u = Vec16f::load(acc_delta + i, m);

@@ -4,7 +4,9 @@
 /// tinynet::detail::Philox4x32::generate (core/random.hpp), one counter per 32-bit lane,
 /// for kernels that need millions of draws per step (dropout masks).
 
-#if defined(__AVX512F__)
+#include "tinynet/core/config.hpp"
+
+#if defined(TINYNET_CPU_AVX512)
 
 #include <immintrin.h>
 
@@ -71,4 +73,4 @@ inline void philox_counter_major(const __m512i d[4], __m512i out[4]) {
 
 }  // namespace tinynet::backend::cpu
 
-#endif  // __AVX512F__
+#endif  // TINYNET_CPU_AVX512

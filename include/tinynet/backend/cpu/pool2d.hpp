@@ -2,6 +2,8 @@
 /// \file
 /// max_pool2d and avg_pool2d kernels (NCHW), parallel over (n, c) planes.
 
+#include "tinynet/core/config.hpp"
+
 #include <algorithm>
 #include <cstdint>
 
@@ -16,7 +18,7 @@ struct Pool2dGeometry {
   std::int64_t oh, ow;
 };
 
-#if defined(__AVX512F__)
+#if defined(TINYNET_CPU_AVX512)
 namespace detail {
 /// One plane of a 2x2, stride-2, unpadded max-pool, 16 outputs at a time: even and odd
 /// input columns split with one permute per row, then the window's four values compared
@@ -59,7 +61,7 @@ inline void max_pool_2x2_plane(const float* in, float* out, std::int32_t* arg, s
 template <typename T>
 void max_pool2d_forward(const Pool2dGeometry& g, const T* x, T* y, std::int32_t* idx) {
   parallel_for(g.planes, 1, [&](std::int64_t lo, std::int64_t hi) {
-#if defined(__AVX512F__)
+#if defined(TINYNET_CPU_AVX512)
     if constexpr (sizeof(T) == 4) {
       if (g.k == 2 && g.s == 2 && g.p == 0) {
         for (std::int64_t pl = lo; pl < hi; ++pl)

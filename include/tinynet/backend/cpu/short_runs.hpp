@@ -2,18 +2,20 @@
 /// \file
 /// Copy, add and zero short contiguous runs of floats (a convolution's rows are often 10-30
 /// elements). Library calls (memmove, memset) and generic vector loops spend more on setup
-/// and tails than on the data at these lengths; with AVX-512 a run is a few masked
-/// full-width moves.
+/// and tails than on the data at these lengths; with AVX-512 a run is a few full-width
+/// moves and one masked move for its tail.
+
+#include "tinynet/core/config.hpp"
 
 #include <cstdint>
 
-#if defined(__AVX512F__)
+#if defined(TINYNET_CPU_AVX512)
 #include <immintrin.h>
 #endif
 
 namespace tinynet::backend::cpu {
 
-#if defined(__AVX512F__)
+#if defined(TINYNET_CPU_AVX512)
 namespace detail {
 inline __mmask16 tail_mask(std::int64_t left) {
   return left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1u);
@@ -24,7 +26,7 @@ inline __mmask16 tail_mask(std::int64_t left) {
 /// dst[0, n) = src[0, n)
 template <typename T>
 inline void copy_run(T* dst, const T* src, std::int64_t n) {
-#if defined(__AVX512F__)
+#if defined(TINYNET_CPU_AVX512)
   if constexpr (sizeof(T) == 4) {
     // Full-width moves first, a masked one only for the last few elements: masked stores
     // followed by loads keep the CPU from overlapping iterations.
@@ -47,7 +49,7 @@ inline void copy_run(T* dst, const T* src, std::int64_t n) {
 /// dst[0, n) += src[0, n)
 template <typename T>
 inline void add_run(T* dst, const T* src, std::int64_t n) {
-#if defined(__AVX512F__)
+#if defined(TINYNET_CPU_AVX512)
   if constexpr (sizeof(T) == 4) {
     for (std::int64_t x = 0; x < n; x += 16) {
       const __mmask16 m = detail::tail_mask(n - x);
@@ -70,7 +72,7 @@ inline void copy_rows(T* dst, std::int64_t dst_stride, const T* src, std::int64_
 /// dst[0, n) = src[0, n) + value, or max(that, 0) with `relu` (NaN stays NaN).
 template <typename T>
 inline void copy_plus_run(T* dst, const T* src, T value, std::int64_t n, bool relu = false) {
-#if defined(__AVX512F__)
+#if defined(TINYNET_CPU_AVX512)
   if constexpr (sizeof(T) == 4) {
     const __m512 v = _mm512_set1_ps(value), zero = _mm512_setzero_ps();
     for (std::int64_t x = 0; x < n; x += 16) {
@@ -98,7 +100,7 @@ inline void relu_run(T* dst, std::int64_t n) {
 /// dst[0, n) = y > 0 ? src : 0: the gradient through a ReLU whose output was y.
 template <typename T>
 inline void relu_grad_run(T* dst, const T* src, const T* y, std::int64_t n) {
-#if defined(__AVX512F__)
+#if defined(TINYNET_CPU_AVX512)
   if constexpr (sizeof(T) == 4) {
     const __m512 zero = _mm512_setzero_ps();
     for (std::int64_t x = 0; x < n; x += 16) {
@@ -116,7 +118,7 @@ inline void relu_grad_run(T* dst, const T* src, const T* y, std::int64_t n) {
 /// way, so results do not depend on alignment or threads.
 template <typename T>
 inline T sum_run(const T* src, std::int64_t n) {
-#if defined(__AVX512F__)
+#if defined(TINYNET_CPU_AVX512)
   if constexpr (sizeof(T) == 4) {
     __m512 acc = _mm512_setzero_ps();
     for (std::int64_t x = 0; x < n; x += 16) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(detail::tail_mask(n - x), src + x));
@@ -131,7 +133,7 @@ inline T sum_run(const T* src, std::int64_t n) {
 /// dst[0, n) = value
 template <typename T>
 inline void fill_run(T* dst, T value, std::int64_t n) {
-#if defined(__AVX512F__)
+#if defined(TINYNET_CPU_AVX512)
   if constexpr (sizeof(T) == 4) {
     const __m512 v = _mm512_set1_ps(value);
     for (std::int64_t x = 0; x < n; x += 16) _mm512_mask_storeu_ps(dst + x, detail::tail_mask(n - x), v);

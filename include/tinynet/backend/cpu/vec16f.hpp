@@ -5,7 +5,9 @@
 /// (V = float, on the CPU or a GPU) and sixteen elements at a time here. Compilers do not
 /// vectorise the scalar rule themselves: std::sqrt may set errno.
 
-#if defined(__AVX512F__)
+#include "tinynet/core/config.hpp"
+
+#if defined(TINYNET_CPU_AVX512)
 
 #include <immintrin.h>
 
@@ -36,4 +38,4 @@ inline __mmask16 lanes(std::int64_t left) {
 
 }  // namespace tinynet::backend::cpu
 
-#endif  // __AVX512F__
+#endif  // TINYNET_CPU_AVX512
