@@ -11,11 +11,12 @@ an SGEMM through PyTorch's BLAS; prints one JSON object.
 import argparse
 import gzip
 import json
-import os
 import pathlib
 import resource
 import sys
 import time
+
+from torch_tuning import impl_name, reexec_if_tuned
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--model", default="net", choices=["net", "lenet"])
@@ -27,9 +28,7 @@ parser.add_argument("--tuned", action="store_true")
 parser.add_argument("--sgemm", type=int, default=0)
 parser.add_argument("--device", default="cpu", help="cpu or cuda (data and model held on the device)")
 args = parser.parse_args()
-if args.tuned and os.environ.get("OPENBLAS_NUM_THREADS") != "1":
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    os.execv(sys.executable, [sys.executable, *sys.argv])
+reexec_if_tuned(args.tuned)
 
 import numpy as np  # noqa: E402  (imported after the re-exec above)
 import torch  # noqa: E402
@@ -38,7 +37,7 @@ import torch.nn.functional as F  # noqa: E402
 
 torch.set_num_threads(args.threads)
 torch.manual_seed(1)
-impl = "pytorch-tuned" if args.tuned else "pytorch"
+impl = impl_name(args.tuned)
 
 if args.sgemm:
     n = args.sgemm

@@ -4,13 +4,13 @@ example's shapes, median milliseconds; one JSON object per op.
 
   /usr/bin/python3 bench/pytorch_op_bench.py --threads 2 [--reps 30] [--warmup 5] [--tuned] [--only net.conv2]
 
---tuned: OPENBLAS_NUM_THREADS=1, as in pytorch_bench.py."""
+--tuned: OPENBLAS_NUM_THREADS=1 (bench/torch_tuning.py)."""
 import argparse
 import json
-import os
 import statistics
-import sys
 import time
+
+from torch_tuning import impl_name, reexec_if_tuned
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--threads", type=int, default=2)
@@ -19,16 +19,14 @@ parser.add_argument("--warmup", type=int, default=5)
 parser.add_argument("--tuned", action="store_true")
 parser.add_argument("--only", default="")
 args = parser.parse_args()
-if args.tuned and os.environ.get("OPENBLAS_NUM_THREADS") != "1":
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    os.execv(sys.executable, [sys.executable, *sys.argv])
+reexec_if_tuned(args.tuned)
 
 import torch  # noqa: E402  (imported after the re-exec above)
 import torch.nn.functional as F  # noqa: E402
 
 torch.set_num_threads(args.threads)
 torch.manual_seed(1)
-impl = "pytorch-tuned" if args.tuned else "pytorch"
+impl = impl_name(args.tuned)
 
 
 def time_op(name, shapes, forward):

@@ -132,9 +132,14 @@ if not args.no_build_time:
     results["build_time"] = build_time()
 
 
-def median(impl, model, t, key="images_per_s"):
-    vals = [r[key] for r in results["runs"] if r["impl"] == impl and r["model"] == model and r["threads"] == t]
+def median_of(rows, key, **match):
+    """Median of `key` over the rows whose fields equal `match`; NaN when there are none."""
+    vals = [r[key] for r in rows if all(r[k] == v for k, v in match.items())]
     return statistics.median(vals) if vals else float("nan")
+
+
+def median(impl, model, t, key="images_per_s"):
+    return median_of(results["runs"], key, impl=impl, model=model, threads=t)
 
 
 print(f"\nMedians of {args.reps} runs, {args.batches} timed batches each, real MNIST in memory")
@@ -165,8 +170,7 @@ print("time ratio = tinynet time / the faster PyTorch's time (< 1: tinynet is fa
 results["table"] = table
 if results.get("ops"):
     def op_median(impl, op, t, key):
-        vals = [r[key] for r in results["ops"] if r["impl"] == impl and r["op"] == op and r["threads"] == t]
-        return statistics.median(vals) if vals else float("nan")
+        return median_of(results["ops"], key, impl=impl, op=op, threads=t)
 
     print(f"\nPer op, milliseconds (medians of {args.reps} runs, each the median of 30 timed calls)")
     print(f"{'op':22s} {'threads':>7s} {'tinynet fwd':>11s} {'bwd':>7s} {'PyTorch fwd':>11s} {'bwd':>7s} "
