@@ -242,6 +242,42 @@ int no_sync_vs_single(const std::shared_ptr<ProcessGroup>& pg, int steps, std::i
   return 0;
 }
 
+// BatchNorm's running statistics with DDP: each rank trains on other rows, so its own
+// statistics drift from rank 0's; with broadcast_buffers (the default) every forward starts
+// from rank 0's, so an eval-mode forward (which updates nothing) leaves them identical on
+// every rank. With broadcast_buffers off they must differ: the check has teeth.
+int buffers(const std::shared_ptr<ProcessGroup>& pg, bool broadcast) {
+  using BnNet = nn::Sequential<nn::Input<1, 8, 8>, nn::Conv2d<4, 3>, nn::BatchNorm2d, nn::ReLU, nn::Flatten,
+                               nn::Linear<10>, nn::LogSoftmax>;
+  manual_seed(5);
+  BnNet model;
+  dist::DistributedDataParallel ddp(model, pg, {.broadcast_buffers = broadcast});
+  optim::SGD opt(model.parameters(), {.lr = 0.05});
+  manual_seed(static_cast<std::uint64_t>(40 + pg->rank()));  // different rows on every rank
+  const Tensor x = randn({16, 1, 8, 8});
+  std::vector<std::int64_t> labels;
+  for (std::int64_t i = 0; i < 16; ++i) labels.push_back((i * 3 + pg->rank()) % 10);
+  const Tensor y = from_vector<std::int64_t>(labels, {16});
+  for (int s = 0; s < 3; ++s) {
+    opt.zero_grad();
+    nll_loss(ddp(x), y).backward();
+    opt.step();
+  }
+  auto buffers_hash = [&] {
+    std::uint64_t h = 1469598103934665603ull;
+    for (const auto& [name, b] : model.named_buffers()) h = bytes_hash(b.raw_data(), b.nbytes(), h);
+    return h;
+  };
+  if (pg->size() > 1 && all_equal(*pg, buffers_hash())) fail("running statistics equal after training on other rows");
+  model.eval();
+  (void)ddp(x);
+  const bool same = all_equal(*pg, buffers_hash());
+  if (broadcast && !same) fail("buffers differ between ranks after a forward with broadcast_buffers");
+  if (!broadcast && same) fail("buffers equal between ranks without broadcast_buffers");
+  std::printf("buffers OK on rank %d (broadcast_buffers %s)\n", pg->rank(), broadcast ? "on" : "off");
+  return 0;
+}
+
 int train(const std::shared_ptr<ProcessGroup>& pg, int steps) {
   manual_seed(1);
   FreeNet<256> model;
@@ -302,6 +338,7 @@ int run(int argc, char** argv) {
   }
   if (mode == "no_sync") return no_sync_vs_single(pg, std::stoi(arg(1)), std::stoll(arg(2)), std::stoi(arg(3)));
   if (mode == "train") return train(pg, std::stoi(arg(1)));
+  if (mode == "buffers") return buffers(pg, arg(1) == "on");
   if (mode == "mismatch")
     return pg->rank() == std::stoi(arg(1)) ? build_ddp<FreeNet<24>>(pg, 25) : build_ddp<FreeNet<32>>(pg, 25);
   if (mode == "buckets") return build_ddp<FreeNet<32>>(pg, pg->rank() == std::stoi(arg(1)) ? 0.001 : 25);

@@ -151,6 +151,18 @@ def ddp_no_sync(worker, world):
     print(procs[0].out)
 
 
+def ddp_buffers(worker, world):
+    """BatchNorm running statistics: identical on every rank after a forward with
+    broadcast_buffers (the default), different without it."""
+    for setting in ("on", "off"):
+        procs = launch([worker, "buffers", setting], world, free_port())
+        codes = finish(procs)
+        expect(codes == [0] * world, f"broadcast_buffers {setting}: exit codes {codes}", procs)
+        for p in procs:
+            expect("buffers OK" in p.out, "no OK line", procs)
+        print(procs[0].out)
+
+
 def lost_peer(worker, world, sig, expected_code, timeout_s):
     """Rank 1 is killed (SIGKILL) or frozen (SIGSTOP) mid-training: every other rank must exit
     with `expected_code` within the timeout, naming the failed operation and a rank."""
@@ -296,6 +308,8 @@ def main():
         ddp(worker, 3, "free", cap_mb=0.002, min_buckets=3)
     elif scenario == "ddp-no-sync-3":
         ddp_no_sync(worker, 3)
+    elif scenario == "ddp-buffers-2":
+        ddp_buffers(worker, 2)
     elif scenario == "kill-peer-3":
         lost_peer(worker, 3, signal.SIGKILL, (mnist_codes["peer_lost"], mnist_codes["timeout"]), 10)
     elif scenario == "stop-peer-2":

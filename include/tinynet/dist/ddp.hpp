@@ -18,9 +18,10 @@
 ///     loss.backward();                    // gradients averaged over ranks
 ///     optimizer.step();
 ///
-/// Every parameter must receive a gradient in every backward (no unused parameters);
-/// buffers are taken from rank 0 once, at construction. `no_sync()` accumulates gradients
-/// over several backward passes without communicating, as in PyTorch.
+/// Every parameter must receive a gradient in every backward (no unused parameters).
+/// Buffers (BatchNorm's running statistics) are taken from rank 0 at construction and,
+/// as in PyTorch, again before every forward (`broadcast_buffers`). `no_sync()`
+/// accumulates gradients over several backward passes without communicating.
 
 #include <algorithm>
 #include <condition_variable>
@@ -46,6 +47,9 @@ struct DistributedDataParallelOptions {
   /// The first bucket (the last layers' gradients, ready first) is kept small so
   /// communication starts early, as PyTorch does.
   double first_bucket_cap_mb = 1.0;
+  /// Before each forward, every rank takes rank 0's buffers (PyTorch's broadcast_buffers),
+  /// so that running statistics do not drift apart between ranks.
+  bool broadcast_buffers = true;
 };
 
 namespace detail {
@@ -263,7 +267,7 @@ class DistributedDataParallel {
   /// its DDP at the same point. Throws DistConfigError naming the first difference when
   /// the ranks' models or bucket layouts differ.
   DistributedDataParallel(M& module, std::shared_ptr<ProcessGroup> pg, DistributedDataParallelOptions opts = {})
-      : module_(module), pg_(std::move(pg)) {
+      : module_(module), pg_(std::move(pg)), broadcast_buffers_(opts.broadcast_buffers) {
     TINYNET_CHECK(ValueError, pg_ != nullptr, "DistributedDataParallel: no process group");
     TINYNET_CHECK(ValueError, opts.bucket_cap_mb > 0 && opts.first_bucket_cap_mb > 0,
                   "DistributedDataParallel: bucket caps must be positive");
@@ -313,10 +317,12 @@ class DistributedDataParallel {
   ///     optimizer.step();
   [[nodiscard]] NoSyncGuard no_sync() { return NoSyncGuard(*reducer_); }
 
-  /// The module's forward, after checking the previous backward's reduction completed.
+  /// The module's forward, after checking the previous backward's reduction completed
+  /// and (broadcast_buffers) taking rank 0's buffers. Collective when it broadcasts.
   template <class... Args>
   decltype(auto) operator()(Args&&... args) {
     reducer_->check_idle();
+    if (broadcast_buffers_ && pg_->size() > 1) broadcast_buffers();
     return module_(std::forward<Args>(args)...);
   }
   M& module() { return module_; }
@@ -378,6 +384,10 @@ class DistributedDataParallel {
       Tensor data = t.detach();
       pg_->broadcast(data, 0);
     }
+    broadcast_buffers();
+  }
+
+  void broadcast_buffers() {
     for (auto& [name, t] : module_.named_buffers()) {
       Tensor data = t.detach();
       pg_->broadcast(data, 0);
@@ -386,6 +396,7 @@ class DistributedDataParallel {
 
   M& module_;
   std::shared_ptr<ProcessGroup> pg_;
+  bool broadcast_buffers_;
   std::shared_ptr<detail::Reducer> reducer_;
 };
 

@@ -25,13 +25,13 @@ struct Conv2dGeometry {
   std::int64_t col_cols() const { return oh * ow; }
   std::int64_t col_size() const { return col_rows() * col_cols(); }
 
-  /// Columns of one sample in the CPU kernels' column matrix.
-  std::int64_t cpu_cols() const { return oh * ow; }
-  /// Samples per GEMM: small outputs (LeNet's 8x8) are batched side by side so that each
-  /// product has at least ~512 columns; large ones go one sample per product.
-  std::int64_t cpu_group() const { return std::max<std::int64_t>(1, std::min<std::int64_t>(n, 512 / cpu_cols())); }
-  /// Elements of one group's column matrix.
-  std::int64_t cpu_col_size() const { return col_rows() * cpu_cols() * cpu_group(); }
+  /// Stride 1, no padding: each output row reads ow consecutive inputs of one input row.
+  bool stride1_unpadded() const { return sh == 1 && sw == 1 && ph == 0 && pw == 0; }
+  /// Samples per GEMM on the CPU: small outputs (LeNet's 8x8) are batched side by side so
+  /// that each product has at least ~512 columns; large ones go one sample per product.
+  std::int64_t cpu_group() const { return std::max<std::int64_t>(1, std::min<std::int64_t>(n, 512 / col_cols())); }
+  /// Elements of one CPU group's column matrix.
+  std::int64_t cpu_col_size() const { return col_size() * cpu_group(); }
 };
 
 namespace detail {
@@ -45,11 +45,11 @@ inline void valid_columns(const Conv2dGeometry& g, std::int64_t j, std::int64_t&
 }  // namespace detail
 
 /// col[(ci*kh + i)*kw + j, y*ow + x] = input[ci, y*sh - ph + i, x*sw - pw + j] (0 outside).
-/// `ld`: the distance between rows of col (cpu_cols() for one sample; more when samples
+/// `ld`: the distance between rows of col (col_cols() for one sample; more when samples
 /// sit side by side).
 template <typename T>
 void im2col(const Conv2dGeometry& g, const T* in, T* col, std::int64_t ld) {
-  if (g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0) {  // every output row reads ow inputs in a row
+  if (g.stride1_unpadded()) {
     for (std::int64_t ci = 0; ci < g.c; ++ci)
       for (std::int64_t i = 0; i < g.kh; ++i)
         for (std::int64_t j = 0; j < g.kw; ++j)
@@ -106,10 +106,11 @@ void col2im_add(const Conv2dGeometry& g, const T* col, std::int64_t ld, T* in) {
       }
 }
 
-/// col2im for stride-1 unpadded convolutions, as a gather: in[ci, iy, ix] (+)= the sum over (i, j) of col[(ci, i, j), (iy-i)*ow + ix-j]
-/// for the terms inside the output. Each input row is summed in registers and stored
-/// once; scattering shifted rows instead stalls on loads that overlap the previous
-/// (masked) stores. `accumulate` = false overwrites `in`.
+/// col2im for stride-1 unpadded convolutions, as a gather: in[ci, iy, ix] (+)= the sum
+/// over (i, j) of col[(ci, i, j), (iy-i)*ow + ix-j] for the terms inside the output. Each
+/// input row is summed in registers and stored once; scattering shifted rows instead
+/// stalls on loads that overlap the previous (masked) stores. `accumulate` = false
+/// overwrites `in`.
 template <typename T>
 void col2im_gather(const Conv2dGeometry& g, const T* col, std::int64_t ld, T* in, bool accumulate) {
   for (std::int64_t ci = 0; ci < g.c; ++ci)
@@ -156,13 +157,13 @@ inline std::int64_t conv_chunks(std::int64_t batch) {
 /// Scratch elements conv2d_forward needs: per chunk, a group's columns and the GEMM's
 /// output in the column layout.
 inline std::int64_t conv2d_forward_scratch(const Conv2dGeometry& g) {
-  return conv_chunks(g.n) * (g.cpu_col_size() + g.out_c * g.cpu_cols() * g.cpu_group());
+  return conv_chunks(g.n) * (g.cpu_col_size() + g.out_c * g.col_cols() * g.cpu_group());
 }
 
 /// Scratch elements conv2d_backward needs: per chunk, a group's columns, their gradient,
 /// the output gradient in the column layout, and partial weight and bias gradients.
 inline std::int64_t conv2d_backward_scratch_per_chunk(const Conv2dGeometry& g) {
-  return 2 * g.cpu_col_size() + g.out_c * g.cpu_cols() * g.cpu_group() + g.out_c * g.col_rows() + g.out_c;
+  return 2 * g.cpu_col_size() + g.out_c * g.col_cols() * g.cpu_group() + g.out_c * g.col_rows() + g.out_c;
 }
 inline std::int64_t conv2d_backward_scratch(const Conv2dGeometry& g) {
   return conv_chunks(g.n) * conv2d_backward_scratch_per_chunk(g);
@@ -186,7 +187,7 @@ void for_each_group(const Conv2dGeometry& g, std::int64_t ch, std::int64_t chunk
 template <typename T>
 void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b, T* y, T* scratch,
                     bool relu = false) {
-  const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, cols = g.cpu_cols(), kdim = g.col_rows();
+  const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, cols = g.col_cols(), kdim = g.col_rows();
   const std::int64_t per_chunk = conv2d_forward_scratch(g) / chunks;
   const bool direct = g.cpu_group() == 1;  // the GEMM can write y itself
   parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
@@ -222,7 +223,7 @@ void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b,
 template <typename T>
 void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* gy, T* dx, bool acc_dx, T* dw,
                      bool acc_dw, T* db, bool acc_db, T* scratch, const T* y_relu = nullptr) {
-  const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, kdim = g.col_rows(), cols = g.cpu_cols();
+  const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, kdim = g.col_rows(), cols = g.col_cols();
   const std::int64_t wsize = g.out_c * kdim, per_chunk = conv2d_backward_scratch_per_chunk(g);
   const std::int64_t partials = per_chunk - wsize - g.out_c;  // offset of dw_part within a chunk
   const bool direct = g.cpu_group() == 1 && y_relu == nullptr;  // gy is the column layout
@@ -258,10 +259,9 @@ void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* g
           for (std::int64_t o = 0; o < g.out_c; ++o) db_part[o] += sum_run(gyc + o * ld, ld);
         if (dx != nullptr) {
           gemm<T>(true, false, kdim, ld, g.out_c, T(1), w, kdim, gyc, ld, T(0), dcol, ld, chunks == 1);
-          const bool valid = g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
           for (std::int64_t j = 0; j < count; ++j) {
             T* dxs = dx + (first + j) * g.c * g.h * g.w;
-            if (valid) {
+            if (g.stride1_unpadded()) {
               col2im_gather(g, dcol + j * cols, ld, dxs, acc_dx);
               continue;
             }
