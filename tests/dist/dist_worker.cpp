@@ -278,6 +278,73 @@ int buffers(const std::shared_ptr<ProcessGroup>& pg, bool broadcast) {
   return 0;
 }
 
+// A head only some ranks use: rank 0 adds the spare head's output, the others do not.
+struct SpareHead : nn::Module<SpareHead> {
+  nn::Linear<16> body{64};
+  nn::Linear<10> head{16};
+  nn::Linear<10> spare{16};
+  bool use_spare = false;
+  Tensor forward(const Tensor& x) {
+    Tensor h = relu(body(x.flatten(1)));
+    return log_softmax(use_spare ? head(h) + spare(h) : head(h), 1);
+  }
+  template <class V>
+  void visit(V&& v) {
+    v("body", body);
+    v("head", head);
+    v("spare", spare);
+  }
+};
+
+// find_unused_parameters: the ranks disagree on which parameters they use; DDP must still
+// average every gradient (zeros where unused) and train exactly like one process on the
+// mean of the ranks' losses.
+int unused_vs_single(const std::shared_ptr<ProcessGroup>& pg, int steps, std::int64_t batch) {
+  const int w = pg->size(), r = pg->rank();
+  manual_seed(9);
+  const Tensor x = randn({steps * w * batch, 1, 8, 8});
+  std::vector<std::int64_t> labels;
+  for (std::int64_t i = 0; i < steps * w * batch; ++i) labels.push_back((i * 5 + 1) % 10);
+  const Tensor y = from_vector<std::int64_t>(labels, {steps * w * batch});
+  manual_seed(101);
+  SpareHead reference;
+  manual_seed(101);
+  SpareHead model;
+  model.use_spare = r == 0;
+  dist::DistributedDataParallel ddp(model, pg, {.find_unused_parameters = true});
+  optim::SGD opt(model.parameters(), {.lr = 0.05, .momentum = 0.9});
+  optim::SGD ref_opt(reference.parameters(), {.lr = 0.05, .momentum = 0.9});
+  for (int s = 0; s < steps; ++s) {
+    const std::int64_t first = static_cast<std::int64_t>(s) * w * batch;
+    opt.zero_grad();
+    nll_loss(ddp(rows(x, first + r * batch, batch)), rows(y, first + r * batch, batch)).backward();
+    opt.step();
+    ref_opt.zero_grad();
+    Tensor total;
+    for (int k = 0; k < w; ++k) {
+      reference.use_spare = k == 0;
+      Tensor loss = nll_loss(reference(rows(x, first + k * batch, batch)), rows(y, first + k * batch, batch));
+      total = total.defined() ? total + loss : loss;
+    }
+    (total / static_cast<double>(w)).backward();
+    ref_opt.step();
+  }
+  double max_diff = 0;
+  std::uint64_t h = 1469598103934665603ull;
+  for (const auto& [name, p] : model.named_parameters()) {
+    const Tensor& q = reference.state_dict().at(name);
+    const auto* a = static_cast<const float*>(p.raw_data());
+    const auto* b = static_cast<const float*>(q.raw_data());
+    for (std::int64_t i = 0; i < p.numel(); ++i) max_diff = std::max(max_diff, std::abs(static_cast<double>(a[i]) - b[i]));
+    h = bytes_hash(p.raw_data(), p.nbytes(), h);
+  }
+  std::printf("max |ddp - single| = %.3g after %d steps, spare head used on rank 0 only\n", max_diff, steps);
+  if (max_diff > 1e-5) fail("DDP with unused parameters differs from the single-process run by " + std::to_string(max_diff));
+  check_identical(*pg, h, "parameters after training");
+  std::printf("unused OK on rank %d of %d\n", r, w);
+  return 0;
+}
+
 int train(const std::shared_ptr<ProcessGroup>& pg, int steps) {
   manual_seed(1);
   FreeNet<256> model;
@@ -339,6 +406,7 @@ int run(int argc, char** argv) {
   if (mode == "no_sync") return no_sync_vs_single(pg, std::stoi(arg(1)), std::stoll(arg(2)), std::stoi(arg(3)));
   if (mode == "train") return train(pg, std::stoi(arg(1)));
   if (mode == "buffers") return buffers(pg, arg(1) == "on");
+  if (mode == "unused") return unused_vs_single(pg, std::stoi(arg(1)), std::stoll(arg(2)));
   if (mode == "mismatch")
     return pg->rank() == std::stoi(arg(1)) ? build_ddp<FreeNet<24>>(pg, 25) : build_ddp<FreeNet<32>>(pg, 25);
   if (mode == "buckets") return build_ddp<FreeNet<32>>(pg, pg->rank() == std::stoi(arg(1)) ? 0.001 : 25);

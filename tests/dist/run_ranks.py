@@ -163,6 +163,17 @@ def ddp_buffers(worker, world):
         print(procs[0].out)
 
 
+def ddp_unused(worker, world):
+    """find_unused_parameters with a head that only rank 0 uses: training matches one process
+    on the mean of the ranks' losses, parameters identical on every rank."""
+    procs = launch([worker, "unused", "4", "4"], world, free_port())
+    codes = finish(procs)
+    expect(codes == [0] * world, f"exit codes {codes}", procs)
+    for p in procs:
+        expect("unused OK" in p.out, "no OK line", procs)
+    print(procs[0].out)
+
+
 def lost_peer(worker, world, sig, expected_code, timeout_s):
     """Rank 1 is killed (SIGKILL) or frozen (SIGSTOP) mid-training: every other rank must exit
     with `expected_code` within the timeout, naming the failed operation and a rank."""
@@ -310,6 +321,8 @@ def main():
         ddp_no_sync(worker, 3)
     elif scenario == "ddp-buffers-2":
         ddp_buffers(worker, 2)
+    elif scenario == "ddp-unused-3":
+        ddp_unused(worker, 3)
     elif scenario == "kill-peer-3":
         lost_peer(worker, 3, signal.SIGKILL, (mnist_codes["peer_lost"], mnist_codes["timeout"]), 10)
     elif scenario == "stop-peer-2":

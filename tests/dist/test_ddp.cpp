@@ -60,6 +60,16 @@ struct TwoHeads : nn::Module<TwoHeads> {
   }
 };
 
+// A forward returning two tensors.
+struct TwoOutputs : nn::Module<TwoOutputs> {
+  nn::Linear<2> a{4};
+  std::pair<Tensor, Tensor> forward(const Tensor& x) { return {a(x), a(x)}; }
+  template <class V>
+  void visit(V&& v) {
+    v("a", a);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("ddp: buckets in reverse order, the first one small", "[ddp]") {
@@ -107,7 +117,30 @@ TEST_CASE("ddp: a parameter left without a gradient is named at the next forward
   const Tensor x = randn({2, 4});
   sum(ddp(x)).backward();
   CHECK_THROWS_WITH(ddp(x), Catch::Contains("did not produce gradients for spare.weight, spare.bias") &&
-                                Catch::Contains("unused parameters are not supported"));
+                                Catch::Contains("find_unused_parameters = true"));
+}
+
+TEST_CASE("ddp: with find_unused_parameters a skipped head counts as a zero gradient", "[ddp]") {
+  SoloGroup g;
+  TwoHeads m;
+  dist::DistributedDataParallel ddp(m, g.pg, {.find_unused_parameters = true});
+  const Tensor x = randn({2, 4});
+  for (int step = 0; step < 3; ++step) {
+    m.skip = step != 1;  // the spare head takes part in the middle step only
+    m.zero_grad();
+    sum(ddp(x)).backward();  // completes: no parameter is left pending
+    for (const Tensor& p : m.spare.parameters()) {
+      REQUIRE(p.grad().defined());
+      const float* gv = p.grad().data<float>();
+      bool all_zero = true;
+      for (std::int64_t i = 0; i < p.numel(); ++i) all_zero = all_zero && gv[i] == 0.0f;
+      CHECK(all_zero == m.skip);
+    }
+  }
+  // The output must be a Tensor for the tape walk.
+  TwoOutputs pair;
+  dist::DistributedDataParallel pair_ddp(pair, g.pg, {.find_unused_parameters = true});
+  CHECK_THROWS_WITH(pair_ddp(x), Catch::Contains("find_unused_parameters needs a forward that returns a Tensor"));
 }
 
 TEST_CASE("ddp: under no_sync() gradients accumulate locally, and the next backward all-reduces their sum", "[ddp]") {

@@ -18,8 +18,9 @@
 ///     loss.backward();                    // gradients averaged over ranks
 ///     optimizer.step();
 ///
-/// Every parameter must receive a gradient in every backward (no unused parameters).
-/// Buffers (BatchNorm's running statistics) are taken from rank 0 at construction and,
+/// Every parameter must receive a gradient in every backward, unless
+/// `find_unused_parameters` is set: then each forward walks the tape back from its output
+/// and counts the parameters it cannot reach as done with a zero gradient. Buffers (BatchNorm's running statistics) are taken from rank 0 at construction and,
 /// as in PyTorch, again before every forward (`broadcast_buffers`). `no_sync()`
 /// accumulates gradients over several backward passes without communicating.
 
@@ -32,10 +33,13 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
+#include "tinynet/autograd/node.hpp"
 #include "tinynet/core/creation.hpp"
 #include "tinynet/dist/process_group.hpp"
 
@@ -50,6 +54,12 @@ struct DistributedDataParallelOptions {
   /// Before each forward, every rank takes rank 0's buffers (PyTorch's broadcast_buffers),
   /// so that running statistics do not drift apart between ranks.
   bool broadcast_buffers = true;
+  /// After each forward, find the parameters its output does not depend on and reduce
+  /// zeros for them, so that models which skip some parameters in some steps (or on some
+  /// ranks) still train (PyTorch's find_unused_parameters). Costs a walk over the tape per
+  /// forward; the forward must return a Tensor. An unused parameter's gradient becomes the
+  /// average over ranks, zero where no rank used it.
+  bool find_unused_parameters = false;
 };
 
 namespace detail {
@@ -95,7 +105,15 @@ class Reducer {
   void check_idle() const {
     if (next_launch_ == 0 && std::none_of(ready_.begin(), ready_.end(), [](bool b) { return b; })) return;
     throw Error("DistributedDataParallel: the previous backward did not produce gradients for " + unready() +
-                "; every parameter must take part in the loss (unused parameters are not supported)");
+                "; every parameter must take part in the loss, or construct DistributedDataParallel with "
+                "{.find_unused_parameters = true}");
+  }
+
+  /// Parameter i takes no part in this pass's loss: it counts as ready with a zero gradient.
+  void mark_unused(std::size_t i) {
+    Bucket& b = buckets_[bucket_of_[i]];
+    b.views[slot_of_[i]].fill_(0.0);
+    ready(i);
   }
 
   /// Called by parameter i's hook once its gradient is complete.
@@ -103,16 +121,19 @@ class Reducer {
     TINYNET_CHECK(Error, !ready_[i], "DistributedDataParallel: parameter '", params_[i].first,
                   "' got a second gradient before the reduction of the first finished; parameters without a "
                   "gradient stall it: ", unready());
+    buckets_[bucket_of_[i]].views[slot_of_[i]].copy_(params_[i].second.grad());
+    ready(i);
+  }
+
+ private:
+  void ready(std::size_t i) {
     ready_[i] = true;
-    Bucket& b = buckets_[bucket_of_[i]];
-    b.views[slot_of_[i]].copy_(params_[i].second.grad());
-    --b.pending;
+    --buckets_[bucket_of_[i]].pending;
     // Buckets launch in index order on every rank, so the collectives line up.
     while (next_launch_ < buckets_.size() && buckets_[next_launch_].pending == 0) launch(next_launch_++);
     if (next_launch_ == buckets_.size()) finish();
   }
 
- private:
   void build_buckets(const DistributedDataParallelOptions& opts) {
     bucket_of_.resize(params_.size());
     slot_of_.resize(params_.size());
@@ -212,7 +233,11 @@ class Reducer {
       }
     }
     for (Bucket& b : buckets_)
-      for (std::size_t k = 0; k < b.params.size(); ++k) params_[b.params[k]].second.grad().copy_(b.views[k]);
+      for (std::size_t k = 0; k < b.params.size(); ++k) {
+        Tensor& p = params_[b.params[k]].second;
+        if (p.grad().defined()) p.grad().copy_(b.views[k]);
+        else p.set_grad(b.views[k].clone());  // unused here: the other ranks' average
+      }
   }
 
   // `shape`-d elements of `flat` from `offset` on, sharing its storage (on any device).
@@ -267,7 +292,8 @@ class DistributedDataParallel {
   /// its DDP at the same point. Throws DistConfigError naming the first difference when
   /// the ranks' models or bucket layouts differ.
   DistributedDataParallel(M& module, std::shared_ptr<ProcessGroup> pg, DistributedDataParallelOptions opts = {})
-      : module_(module), pg_(std::move(pg)), broadcast_buffers_(opts.broadcast_buffers) {
+      : module_(module), pg_(std::move(pg)), broadcast_buffers_(opts.broadcast_buffers),
+        find_unused_(opts.find_unused_parameters) {
     TINYNET_CHECK(ValueError, pg_ != nullptr, "DistributedDataParallel: no process group");
     TINYNET_CHECK(ValueError, opts.bucket_cap_mb > 0 && opts.first_bucket_cap_mb > 0,
                   "DistributedDataParallel: bucket caps must be positive");
@@ -323,7 +349,12 @@ class DistributedDataParallel {
   decltype(auto) operator()(Args&&... args) {
     reducer_->check_idle();
     if (broadcast_buffers_ && pg_->size() > 1) broadcast_buffers();
-    return module_(std::forward<Args>(args)...);
+    decltype(auto) out = module_(std::forward<Args>(args)...);
+    if (find_unused_ && reducer_->sync) {
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(out)>, Tensor>) mark_unused(out);
+      else throw ValueError("DistributedDataParallel: find_unused_parameters needs a forward that returns a Tensor");
+    }
+    return out;
   }
   M& module() { return module_; }
   ProcessGroup& process_group() { return *pg_; }
@@ -387,6 +418,27 @@ class DistributedDataParallel {
     broadcast_buffers();
   }
 
+  // Marks the parameters that no path of the tape from `out` reaches.
+  void mark_unused(const Tensor& out) {
+    std::unordered_set<const void*> reached;
+    std::unordered_set<const autograd::Node*> seen;
+    std::vector<const autograd::Node*> todo;
+    if (out.grad_fn()) todo.push_back(out.grad_fn().get());
+    else reached.insert(out.impl_ptr().get());  // the output is a parameter itself
+    while (!todo.empty()) {
+      const autograd::Node* n = todo.back();
+      todo.pop_back();
+      if (!seen.insert(n).second) continue;
+      for (const autograd::Edge& e : n->next) {
+        if (e.fn) todo.push_back(e.fn.get());
+        else if (e.leaf) reached.insert(e.leaf.get());
+      }
+    }
+    const auto& params = reducer_->params();
+    for (std::size_t i = 0; i < params.size(); ++i)
+      if (!reached.count(params[i].second.impl_ptr().get())) reducer_->mark_unused(i);
+  }
+
   void broadcast_buffers() {
     for (auto& [name, t] : module_.named_buffers()) {
       Tensor data = t.detach();
@@ -397,6 +449,7 @@ class DistributedDataParallel {
   M& module_;
   std::shared_ptr<ProcessGroup> pg_;
   bool broadcast_buffers_;
+  bool find_unused_;
   std::shared_ptr<detail::Reducer> reducer_;
 };
 
