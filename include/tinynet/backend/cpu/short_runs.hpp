@@ -28,8 +28,7 @@ template <typename T>
 inline void copy_run(T* dst, const T* src, std::int64_t n) {
 #if defined(TINYNET_CPU_AVX512)
   if constexpr (sizeof(T) == 4) {
-    // Full-width moves first, a masked one only for the last few elements: masked stores
-    // followed by loads keep the CPU from overlapping iterations.
+    // Full-width moves first, a masked one only for the last few elements.
     std::int64_t x = 0;
     for (; x + 16 <= n; x += 16) _mm512_storeu_ps(dst + x, _mm512_loadu_ps(src + x));
     if (x + 8 <= n) {
