@@ -130,6 +130,26 @@ Tensor rows(const Tensor& x, std::int64_t first, std::int64_t count) {
   return out;
 }
 
+// Largest |model - reference| over all parameters (float32 models).
+template <class Model, class Reference>
+double max_param_diff(Model& model, Reference& reference) {
+  double max_diff = 0;
+  for (const auto& [name, p] : model.named_parameters()) {
+    const Tensor& q = reference.state_dict().at(name);
+    const auto* a = static_cast<const float*>(p.raw_data());
+    const auto* b = static_cast<const float*>(q.raw_data());
+    for (std::int64_t i = 0; i < p.numel(); ++i) max_diff = std::max(max_diff, std::abs(static_cast<double>(a[i]) - b[i]));
+  }
+  return max_diff;
+}
+
+template <class Model>
+std::uint64_t params_hash(Model& model) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const auto& [name, p] : model.named_parameters()) h = bytes_hash(p.raw_data(), p.nbytes(), h);
+  return h;
+}
+
 template <class Model>
 int ddp_vs_single(const std::shared_ptr<ProcessGroup>& pg, int steps, std::int64_t batch, double cap_mb) {
   const int w = pg->size(), r = pg->rank();
@@ -161,21 +181,13 @@ int ddp_vs_single(const std::shared_ptr<ProcessGroup>& pg, int steps, std::int64
     nll_loss(reference(rows(x, first, w * batch)), rows(y, first, w * batch)).backward();
     ref_opt.step();
   }
-  double max_diff = 0;
-  std::uint64_t h = 1469598103934665603ull;
-  for (const auto& [name, p] : model.named_parameters()) {
-    const Tensor& q = reference.state_dict().at(name);
-    const auto* a = static_cast<const float*>(p.raw_data());
-    const auto* b = static_cast<const float*>(q.raw_data());
-    for (std::int64_t i = 0; i < p.numel(); ++i) max_diff = std::max(max_diff, std::abs(static_cast<double>(a[i]) - b[i]));
-    h = bytes_hash(p.raw_data(), p.nbytes(), h);
-  }
+  const double max_diff = max_param_diff(model, reference);
   std::printf("max |ddp - single| = %.3g after %d steps\n", max_diff, steps);
   // Float32 sums in another order: a few ulps per step on values of order 0.1-1, compounded
   // over the steps by momentum; 1e-5 is well above that and far below any real error
   // (a missing average or a stale gradient moves parameters by ~1e-2).
   if (max_diff > 1e-5) fail("DDP parameters differ from the single-process run by " + std::to_string(max_diff));
-  check_identical(*pg, h, "parameters after training");
+  check_identical(*pg, params_hash(model), "parameters after training");
   std::printf("ddp OK on rank %d of %d\n", r, w);
   return 0;
 }
@@ -228,13 +240,7 @@ int no_sync_vs_single(const std::shared_ptr<ProcessGroup>& pg, int steps, std::i
         .backward();
     ref_opt.step();
   }
-  double max_diff = 0;
-  for (const auto& [name, p] : model.named_parameters()) {
-    const Tensor& q = reference.state_dict().at(name);
-    const auto* a = static_cast<const float*>(p.raw_data());
-    const auto* b = static_cast<const float*>(q.raw_data());
-    for (std::int64_t i = 0; i < p.numel(); ++i) max_diff = std::max(max_diff, std::abs(static_cast<double>(a[i]) - b[i]));
-  }
+  const double max_diff = max_param_diff(model, reference);
   std::printf("max |ddp with no_sync - single| = %.3g after %d steps of %d micro-batches\n", max_diff, steps, k);
   // The tolerance of ddp_vs_single: summation order only.
   if (max_diff > 1e-5) fail("accumulated DDP parameters differ from the single-process run by " + std::to_string(max_diff));
@@ -329,18 +335,10 @@ int unused_vs_single(const std::shared_ptr<ProcessGroup>& pg, int steps, std::in
     (total / static_cast<double>(w)).backward();
     ref_opt.step();
   }
-  double max_diff = 0;
-  std::uint64_t h = 1469598103934665603ull;
-  for (const auto& [name, p] : model.named_parameters()) {
-    const Tensor& q = reference.state_dict().at(name);
-    const auto* a = static_cast<const float*>(p.raw_data());
-    const auto* b = static_cast<const float*>(q.raw_data());
-    for (std::int64_t i = 0; i < p.numel(); ++i) max_diff = std::max(max_diff, std::abs(static_cast<double>(a[i]) - b[i]));
-    h = bytes_hash(p.raw_data(), p.nbytes(), h);
-  }
+  const double max_diff = max_param_diff(model, reference);
   std::printf("max |ddp - single| = %.3g after %d steps, spare head used on rank 0 only\n", max_diff, steps);
   if (max_diff > 1e-5) fail("DDP with unused parameters differs from the single-process run by " + std::to_string(max_diff));
-  check_identical(*pg, h, "parameters after training");
+  check_identical(*pg, params_hash(model), "parameters after training");
   std::printf("unused OK on rank %d of %d\n", r, w);
   return 0;
 }

@@ -121,13 +121,18 @@ def wait_for_line(proc, text, limit):
 
 # ---- scenarios ----------------------------------------------------------------------------
 
-def collectives(worker, world):
-    procs = launch([worker, "collectives"], world, free_port())
+def all_ok(args, world, ok_line):
+    """Runs `world` ranks of dist_worker ARGS; every one must exit 0 and print `ok_line`."""
+    procs = launch(args, world, free_port())
     codes = finish(procs)
-    expect(codes == [0] * world, f"exit codes {codes}", procs)
+    expect(codes == [0] * world, f"{' '.join(args[1:])}: exit codes {codes}", procs)
     for p in procs:
-        expect("collectives OK" in p.out, "no OK line", procs)
+        expect(ok_line in p.out, f"no '{ok_line}' line", procs)
     print(procs[0].out)
+
+
+def collectives(worker, world):
+    all_ok([worker, "collectives"], world, "collectives OK")
 
 
 def ddp(worker, world, model, cap_mb=None, min_buckets=1):
@@ -143,35 +148,20 @@ def ddp(worker, world, model, cap_mb=None, min_buckets=1):
 def ddp_no_sync(worker, world):
     """3 micro-batches per step, the first 2 under no_sync(): gradients stay different on each
     rank until the third backward, and training ends where one process on all rows does."""
-    procs = launch([worker, "no_sync", "4", "4", "3"], world, free_port())
-    codes = finish(procs)
-    expect(codes == [0] * world, f"exit codes {codes}", procs)
-    for p in procs:
-        expect("no_sync OK" in p.out, "no OK line", procs)
-    print(procs[0].out)
+    all_ok([worker, "no_sync", "4", "4", "3"], world, "no_sync OK")
 
 
 def ddp_buffers(worker, world):
     """BatchNorm running statistics: identical on every rank after a forward with
     broadcast_buffers (the default), different without it."""
     for setting in ("on", "off"):
-        procs = launch([worker, "buffers", setting], world, free_port())
-        codes = finish(procs)
-        expect(codes == [0] * world, f"broadcast_buffers {setting}: exit codes {codes}", procs)
-        for p in procs:
-            expect("buffers OK" in p.out, "no OK line", procs)
-        print(procs[0].out)
+        all_ok([worker, "buffers", setting], world, "buffers OK")
 
 
 def ddp_unused(worker, world):
     """find_unused_parameters with a head that only rank 0 uses: training matches one process
     on the mean of the ranks' losses, parameters identical on every rank."""
-    procs = launch([worker, "unused", "4", "4"], world, free_port())
-    codes = finish(procs)
-    expect(codes == [0] * world, f"exit codes {codes}", procs)
-    for p in procs:
-        expect("unused OK" in p.out, "no OK line", procs)
-    print(procs[0].out)
+    all_ok([worker, "unused", "4", "4"], world, "unused OK")
 
 
 def lost_peer(worker, world, sig, expected_code, timeout_s):
