@@ -19,14 +19,23 @@ struct ConvCase {
 
 // Batch 1, odd and non-square inputs, non-square kernels, 1x1 kernels, stride 2,
 // padding 1, a kernel as large as the padded input, and batches split into chunks.
-// Stride 1 without padding takes the CPU's wide column layout: those cases include
-// non-square kernels, a kernel as wide as the input, rows longer than one vector register
-// (20, 37) and channel counts that split into chunks.
+// Stride 1 without padding takes the CPU's row-copy im2col and gathering col2im: those
+// cases include non-square kernels, a kernel as wide as the input, rows longer than one
+// vector register (20, 37) and channel counts that split into chunks.
 const ConvCase kCases[] = {
     {1, 1, 5, 5, 1, 3, 3, 1, 0},   {2, 3, 7, 6, 4, 3, 3, 2, 1},  {3, 2, 8, 5, 3, 1, 1, 1, 0},
     {1, 2, 6, 9, 2, 2, 3, 1, 1},   {2, 1, 4, 4, 2, 3, 3, 2, 0},  {1, 1, 3, 3, 1, 5, 5, 1, 1},
     {4, 2, 5, 5, 3, 3, 3, 1, 1},   {3, 2, 7, 6, 3, 2, 3, 1, 0},  {2, 3, 5, 4, 2, 3, 4, 1, 0},
     {5, 2, 22, 20, 3, 3, 3, 1, 0}, {2, 1, 9, 37, 4, 4, 2, 1, 0},
+};
+
+// Shapes that take Winograd F(2x2, 3x3) in float32 (AVX-512 builds): padding 0, 1 and 2,
+// odd output extents (partial 2x2 tiles), tile rows longer than one vector (19 tiles),
+// output channels that are not a multiple of the GEMM kernel's 8 rows, a 1x1 output,
+// samples side by side (small outputs), and the example network's second convolution.
+const ConvCase kWinogradCases[] = {
+    {2, 16, 9, 37, 17, 3, 3, 1, 1}, {3, 20, 6, 5, 16, 3, 3, 1, 2},  {1, 16, 3, 3, 16, 3, 3, 1, 0},
+    {9, 16, 4, 6, 19, 3, 3, 1, 1},  {2, 32, 26, 26, 64, 3, 3, 1, 0},
 };
 
 std::int64_t out_extent(std::int64_t in, std::int64_t k, int s, int p) { return (in + 2 * p - k) / s + 1; }
@@ -161,6 +170,41 @@ TEST_CASE("conv2d: one and two threads give the reference values", "[ops][conv2d
     for (const Tensor& t : {x, w, b}) grads.push_back(values(t.grad()));
   }
   for (std::size_t i = 0; i < 3; ++i) check_close(grads[i + 3], grads[i], 1e-13);
+}
+
+TEST_CASE("conv2d: Winograd shapes give the reference values and gradients", "[ops][conv2d]") {
+  // float32 against the float64 kernels (im2col), and the fused ReLU against relu(conv2d).
+  ThreadCountRestorer restore;
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const auto& k : kWinogradCases) {
+      INFO(threads << " threads, x [" << k.n << "," << k.c << "," << k.h << "," << k.w << "] out " << k.out_c
+                   << " padding " << k.padding);
+      const Tensor x64 = random_input({k.n, k.c, k.h, k.w}, 30, false);
+      const Tensor w64 = random_input({k.out_c, k.c, k.kh, k.kw}, 31, false);
+      const Tensor b64 = random_input({k.out_c}, 32, false);
+#if defined(TINYNET_CPU_AVX512)
+      CHECK(backend::cpu::uses_winograd<float>(ops::detail::conv2d_geometry(x64, w64, k.stride, k.padding)));
+#endif
+      check_close(conv2d(x64.to(DType::float32), w64.to(DType::float32), b64.to(DType::float32), k.stride, k.padding),
+                  conv_reference(x64, w64, b64, k.stride, k.padding), 1e-5);
+      for (bool fused : {false, true}) {
+        INFO((fused ? "conv2d_relu" : "conv2d"));
+        std::vector<std::vector<double>> outs, grads;
+        for (DType dt : {DType::float64, DType::float32}) {
+          Tensor x = x64.to(dt).requires_grad_(), w = w64.to(dt).requires_grad_(), b = b64.to(dt).requires_grad_();
+          const Tensor y = fused ? conv2d_relu(x, w, b, k.stride, k.padding) : conv2d(x, w, b, k.stride, k.padding);
+          y.backward(random_input(y.shape(), 33, false).to(dt));
+          outs.push_back(values(y));
+          for (const Tensor& t : {x, w, b}) grads.push_back(values(t.grad()));
+        }
+        check_close(outs[1], outs[0], 1e-5);
+        for (std::size_t i = 0; i < 3; ++i) check_close(grads[3 + i], grads[i], 1e-4);
+      }
+      Tensor x = x64.to(DType::float32), w = w64.to(DType::float32), b = b64.to(DType::float32);
+      CHECK(values(conv2d_relu(x, w, b, k.stride, k.padding)) == values(relu(conv2d(x, w, b, k.stride, k.padding))));
+    }
+  }
 }
 
 TEST_CASE("conv2d: misuse throws errors that name the problem", "[ops][conv2d][errors]") {

@@ -2,6 +2,8 @@
 /// \file
 /// conv2d kernels (NCHW): im2col + GEMM per sample (or per group of samples side by side
 /// when outputs are small), samples split into a fixed number of chunks run in parallel.
+/// Stride-1 3x3 convolutions with enough channels take Winograd F(2x2, 3x3) instead for
+/// the output and the input gradient (float32, AVX-512 builds; winograd.hpp).
 /// Weight and bias gradients are summed per chunk and then across chunks in a fixed
 /// order, so results do not depend on thread scheduling.
 
@@ -9,9 +11,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "tinynet/backend/cpu/gemm.hpp"
 #include "tinynet/backend/cpu/short_runs.hpp"
+#include "tinynet/backend/cpu/winograd.hpp"
 
 namespace tinynet::backend::cpu {
 
@@ -32,7 +36,30 @@ struct Conv2dGeometry {
   std::int64_t cpu_group() const { return std::max<std::int64_t>(1, std::min<std::int64_t>(n, 512 / col_cols())); }
   /// Elements of one CPU group's column matrix.
   std::int64_t cpu_col_size() const { return col_size() * cpu_group(); }
+  /// Winograd F(2x2, 3x3) fits: stride-1 3x3 kernels, padding at most 2 (so that the input
+  /// gradient is such a convolution too), and channels enough on both sides for its 16
+  /// small GEMMs to beat one im2col GEMM (measured: bench/NOTES.md).
+  bool winograd_shape() const {
+    return kh == 3 && kw == 3 && sh == 1 && sw == 1 && ph <= 2 && pw <= 2 && c >= 16 && out_c >= 16;
+  }
+  /// The Winograd view of a group of `count` samples: the forward convolution, and the one
+  /// that carries the output gradient back to the input (flipped filters, padding 2 - p).
+  winograd::Shape winograd_forward(std::int64_t count) const { return {c, h, w, out_c, oh, ow, ph, pw, count}; }
+  winograd::Shape winograd_input_grad(std::int64_t count) const {
+    return {out_c, oh, ow, c, h, w, 2 - ph, 2 - pw, count};
+  }
 };
+
+/// Whether the kernels for T take the Winograd path for g (float32 with AVX-512 only).
+template <typename T>
+bool uses_winograd(const Conv2dGeometry& g) {
+#if defined(TINYNET_CPU_AVX512)
+  return std::is_same_v<T, float> && g.winograd_shape();
+#else
+  (void)g;
+  return false;
+#endif
+}
 
 namespace detail {
 
@@ -154,19 +181,38 @@ inline std::int64_t conv_chunks(std::int64_t batch) {
   return std::max<std::int64_t>(1, std::min<std::int64_t>(batch, get_num_threads()));
 }
 
-/// Scratch elements conv2d_forward needs: per chunk, a group's columns and the GEMM's
-/// output in the column layout.
+/// Scratch elements conv2d_forward needs per chunk: a group's columns and the GEMM's
+/// output in the column layout, or the group's Winograd tiles and products.
+inline std::int64_t conv2d_forward_scratch_per_chunk(const Conv2dGeometry& g) {
+  const std::int64_t im2col = g.cpu_col_size() + g.out_c * g.col_cols() * g.cpu_group();
+  if (!g.winograd_shape()) return im2col;
+  const winograd::Shape s = g.winograd_forward(g.cpu_group());
+  return std::max(im2col, s.v_size() + s.m_size());
+}
+/// All of conv2d_forward's scratch: the chunks', then the transformed filters.
 inline std::int64_t conv2d_forward_scratch(const Conv2dGeometry& g) {
-  return conv_chunks(g.n) * (g.cpu_col_size() + g.out_c * g.col_cols() * g.cpu_group());
+  return conv_chunks(g.n) * conv2d_forward_scratch_per_chunk(g) +
+         (g.winograd_shape() ? g.winograd_forward(1).u_size() : 0);
 }
 
-/// Scratch elements conv2d_backward needs: per chunk, a group's columns, their gradient,
-/// the output gradient in the column layout, and partial weight and bias gradients.
-inline std::int64_t conv2d_backward_scratch_per_chunk(const Conv2dGeometry& g) {
-  return 2 * g.cpu_col_size() + g.out_c * g.col_cols() * g.cpu_group() + g.out_c * g.col_rows() + g.out_c;
+/// The part of a backward chunk that holds the input gradient's columns (im2col) or its
+/// Winograd tiles and products.
+inline std::int64_t conv2d_backward_dx_scratch(const Conv2dGeometry& g) {
+  if (!g.winograd_shape()) return g.cpu_col_size();
+  const winograd::Shape s = g.winograd_input_grad(g.cpu_group());
+  return std::max(g.cpu_col_size(), s.v_size() + s.m_size());
 }
+/// Scratch elements conv2d_backward needs per chunk: a group's columns, the input
+/// gradient's part, the output gradient in the column layout, and partial weight and bias
+/// gradients.
+inline std::int64_t conv2d_backward_scratch_per_chunk(const Conv2dGeometry& g) {
+  return g.cpu_col_size() + conv2d_backward_dx_scratch(g) + g.out_c * g.col_cols() * g.cpu_group() +
+         g.out_c * g.col_rows() + g.out_c;
+}
+/// All of conv2d_backward's scratch: the chunks', then the transformed filters.
 inline std::int64_t conv2d_backward_scratch(const Conv2dGeometry& g) {
-  return conv_chunks(g.n) * conv2d_backward_scratch_per_chunk(g);
+  return conv_chunks(g.n) * conv2d_backward_scratch_per_chunk(g) +
+         (g.winograd_shape() ? g.winograd_input_grad(1).u_size() : 0);
 }
 
 namespace detail {
@@ -188,8 +234,28 @@ template <typename T>
 void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b, T* y, T* scratch,
                     bool relu = false) {
   const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, cols = g.col_cols(), kdim = g.col_rows();
-  const std::int64_t per_chunk = conv2d_forward_scratch(g) / chunks;
+  const std::int64_t per_chunk = conv2d_forward_scratch_per_chunk(g);
   const bool direct = g.cpu_group() == 1;  // the GEMM can write y itself
+#if defined(TINYNET_CPU_AVX512)
+  if constexpr (std::is_same_v<T, float>) {
+    if (uses_winograd<T>(g)) {
+      float* u = scratch + chunks * per_chunk;
+      winograd::transform_weights(w, g.out_c, g.c, false, u);
+      parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
+        for (std::int64_t ch = lo; ch < hi; ++ch)
+          detail::for_each_group(g, ch, chunks, [&](std::int64_t first, std::int64_t count) {
+            const winograd::Shape s = g.winograd_forward(count);
+            float* v = scratch + ch * per_chunk;
+            float* m = v + s.v_size();
+            winograd::transform_input(s, x + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w, v);
+            winograd::multiply(s, u, v, m, chunks == 1);
+            winograd::transform_output(s, m, b, relu, false, y + first * g.out_c * out_hw, out_hw, g.out_c * out_hw);
+          });
+      });
+      return;
+    }
+  }
+#endif
   parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t ch = lo; ch < hi; ++ch) {
       T* col = scratch + ch * per_chunk;
@@ -227,11 +293,16 @@ void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* g
   const std::int64_t wsize = g.out_c * kdim, per_chunk = conv2d_backward_scratch_per_chunk(g);
   const std::int64_t partials = per_chunk - wsize - g.out_c;  // offset of dw_part within a chunk
   const bool direct = g.cpu_group() == 1 && y_relu == nullptr;  // gy is the column layout
+  // The input gradient through Winograd: its filters transformed once, after the chunks.
+  const bool winograd_dx = uses_winograd<T>(g) && dx != nullptr;
+  T* const u_dx = scratch + chunks * per_chunk;
+  if constexpr (std::is_same_v<T, float>)
+    if (winograd_dx) winograd::transform_weights(w, g.out_c, g.c, true, u_dx);
   parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t ch = lo; ch < hi; ++ch) {
       T* col = scratch + ch * per_chunk;
       T* dcol = col + g.cpu_col_size();
-      T* gy_cols = dcol + g.cpu_col_size();
+      T* gy_cols = dcol + conv2d_backward_dx_scratch(g);
       T* dw_part = col + partials;
       T* db_part = dw_part + wsize;
       std::fill(dw_part, dw_part + wsize + g.out_c, T(0));
@@ -257,6 +328,20 @@ void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* g
         }
         if (db != nullptr)
           for (std::int64_t o = 0; o < g.out_c; ++o) db_part[o] += sum_run(gyc + o * ld, ld);
+#if defined(TINYNET_CPU_AVX512)
+        if constexpr (std::is_same_v<T, float>) {
+          if (winograd_dx) {
+            // gyc holds sample j's channel o at gyc + o * ld + j * cols.
+            const winograd::Shape s = g.winograd_input_grad(count);
+            float* m = dcol + s.v_size();
+            winograd::transform_input(s, gyc, ld, cols, dcol);
+            winograd::multiply(s, u_dx, dcol, m, chunks == 1);
+            winograd::transform_output(s, m, nullptr, false, acc_dx, dx + first * g.c * g.h * g.w, g.h * g.w,
+                                       g.c * g.h * g.w);
+            return;
+          }
+        }
+#endif
         if (dx != nullptr) {
           gemm<T>(true, false, kdim, ld, g.out_c, T(1), w, kdim, gyc, ld, T(0), dcol, ld, chunks == 1);
           for (std::int64_t j = 0; j < count; ++j) {
