@@ -31,11 +31,12 @@ const ConvCase kCases[] = {
 
 // Shapes that take Winograd F(2x2, 3x3) in float32 (AVX-512 builds): padding 0, 1 and 2,
 // odd output extents (partial 2x2 tiles), tile rows longer than one vector (19 tiles),
-// output channels that are not a multiple of the GEMM kernel's 8 rows, a 1x1 output,
-// samples side by side (small outputs), and the example network's second convolution.
+// short tile rows several to a vector (1, 3 and 4 tiles; rows of different samples side by
+// side), output channels that are not a multiple of the GEMM kernel's 8 rows, a 1x1
+// output, and the example network's second convolution.
 const ConvCase kWinogradCases[] = {
-    {2, 16, 9, 37, 17, 3, 3, 1, 1}, {3, 20, 6, 5, 16, 3, 3, 1, 2},  {1, 16, 3, 3, 16, 3, 3, 1, 0},
-    {9, 16, 4, 6, 19, 3, 3, 1, 1},  {2, 32, 26, 26, 64, 3, 3, 1, 0},
+    {2, 16, 9, 37, 17, 3, 3, 1, 1}, {3, 20, 6, 5, 16, 3, 3, 1, 2},   {1, 16, 3, 3, 16, 3, 3, 1, 0},
+    {9, 16, 4, 6, 19, 3, 3, 1, 1},  {2, 32, 26, 26, 64, 3, 3, 1, 0}, {7, 16, 3, 3, 17, 3, 3, 1, 2},
 };
 
 std::int64_t out_extent(std::int64_t in, std::int64_t k, int s, int p) { return (in + 2 * p - k) / s + 1; }

@@ -44,9 +44,9 @@ struct Conv2dGeometry {
   }
   /// The Winograd view of a group of `count` samples: the forward convolution, and the one
   /// that carries the output gradient back to the input (flipped filters, padding 2 - p).
-  winograd::Shape winograd_forward(std::int64_t count) const { return {c, h, w, out_c, oh, ow, ph, pw, count}; }
+  winograd::Shape winograd_forward(std::int64_t count) const { return {kh, c, h, w, out_c, oh, ow, ph, pw, count}; }
   winograd::Shape winograd_input_grad(std::int64_t count) const {
-    return {out_c, oh, ow, c, h, w, 2 - ph, 2 - pw, count};
+    return {kh, out_c, oh, ow, c, h, w, 2 - ph, 2 - pw, count};
   }
 };
 
@@ -240,16 +240,14 @@ void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b,
   if constexpr (std::is_same_v<T, float>) {
     if (uses_winograd<T>(g)) {
       float* u = scratch + chunks * per_chunk;
-      winograd::transform_weights(w, g.out_c, g.c, false, u);
+      winograd::transform_weights<3>(w, g.out_c, g.c, false, u);
       parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
         for (std::int64_t ch = lo; ch < hi; ++ch)
           detail::for_each_group(g, ch, chunks, [&](std::int64_t first, std::int64_t count) {
             const winograd::Shape s = g.winograd_forward(count);
             float* v = scratch + ch * per_chunk;
-            float* m = v + s.v_size();
-            winograd::transform_input(s, x + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w, v);
-            winograd::multiply(s, u, v, m, chunks == 1);
-            winograd::transform_output(s, m, b, relu, false, y + first * g.out_c * out_hw, out_hw, g.out_c * out_hw);
+            winograd::convolve<3>(s, u, x + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w, v, v + s.v_size(), b,
+                                  relu, false, y + first * g.out_c * out_hw, out_hw, g.out_c * out_hw, chunks == 1);
           });
       });
       return;
@@ -297,7 +295,7 @@ void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* g
   const bool winograd_dx = uses_winograd<T>(g) && dx != nullptr;
   T* const u_dx = scratch + chunks * per_chunk;
   if constexpr (std::is_same_v<T, float>)
-    if (winograd_dx) winograd::transform_weights(w, g.out_c, g.c, true, u_dx);
+    if (winograd_dx) winograd::transform_weights<3>(w, g.out_c, g.c, true, u_dx);
   parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t ch = lo; ch < hi; ++ch) {
       T* col = scratch + ch * per_chunk;
@@ -333,11 +331,8 @@ void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* g
           if (winograd_dx) {
             // gyc holds sample j's channel o at gyc + o * ld + j * cols.
             const winograd::Shape s = g.winograd_input_grad(count);
-            float* m = dcol + s.v_size();
-            winograd::transform_input(s, gyc, ld, cols, dcol);
-            winograd::multiply(s, u_dx, dcol, m, chunks == 1);
-            winograd::transform_output(s, m, nullptr, false, acc_dx, dx + first * g.c * g.h * g.w, g.h * g.w,
-                                       g.c * g.h * g.w);
+            winograd::convolve<3>(s, u_dx, gyc, ld, cols, dcol, dcol + s.v_size(), nullptr, false, acc_dx,
+                                  dx + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w, chunks == 1);
             return;
           }
         }

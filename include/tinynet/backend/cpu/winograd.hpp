@@ -1,22 +1,31 @@
 #pragma once
 /// \file
-/// Winograd F(2x2, 3x3) for stride-1 3x3 convolutions in float32 (AVX-512 builds): each
+/// Winograd F(2x2, 3x3) for stride-1 3x3 convolutions in float32 (AVX-512 builds). Each
 /// 4x4 input tile d becomes 16 values B^T d B, each filter g becomes G g G^T, and the
-/// products become 16 independent GEMMs [out_c x in_c] x [in_c x tiles] - 16 multiply-adds
-/// per 2x2 output tile and channel pair instead of im2col's 36. A^T m A turns each product
-/// tile back into 2x2 outputs. conv2d uses it for the forward pass and for the input
-/// gradient (a convolution of the output gradient with the flipped filters).
+/// products become 16 independent GEMMs [out_c x in_c] x [in_c x tiles]: per 2x2 output
+/// tile and channel pair 16 multiply-adds instead of im2col's 36. A^T m A turns each
+/// product tile back into 2x2 outputs. conv2d uses it for the forward pass and for the
+/// input gradient (a convolution of the output gradient with the flipped filters).
+///
+/// The matrices come from interpolation at 0, 1, -1 and infinity (Toom-Cook, transposed for
+/// correlation), the denominators moved into G so that B^T and A^T hold 0 and +-1 only, and
+/// a row of B^T negated together with the same row of G so that it starts with a positive
+/// term (the products are unchanged). The code is written over the matrices (Matrices<R>)
+/// so that another tile size is a table, not a kernel; F(2x2, 5x5) was measured and left
+/// out: its float32 error is several times that of summing directly (bench/NOTES.md).
 ///
 /// Layouts, for a group of images whose tiles are numbered p = (image * tiles_h + ty) *
-/// tiles_w + tx: U[16][out_c][in_c], V[16][in_c][ld], M[16][out_c][ld], ld = padded_tiles(),
-/// the planes of V and M v_plane() and m_plane() apart.
-/// The transforms take 16 tiles of one tile row at a time; the GEMM kernel reads V in
-/// place (no packing), broadcasting U.
+/// tiles_w + tx, and xi = 0 .. a*a-1: U[xi][out_c][in_c], V[xi][in_c][ld], M[xi][out_c][ld],
+/// ld = padded_tiles(), the planes of V and M v_plane() and m_plane() apart. The transforms
+/// take 16 tiles at a time (several short tile rows side by side); the GEMM kernel reads V
+/// in place (no packing), broadcasting U.
 
 #include "tinynet/core/config.hpp"
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "tinynet/backend/cpu/parallel.hpp"
 
@@ -26,53 +35,68 @@
 
 namespace tinynet::backend::cpu::winograd {
 
-/// A stride-1 3x3 convolution of `count` images, as the transforms see it.
+/// The transform matrices of F(2, R) (R = 3 only, see above).
+template <int R>
+struct Matrices;
+
+template <>
+struct Matrices<3> {
+  static constexpr int a = 4;
+  static constexpr float BT[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, 1, -1, 0}, {0, 1, 0, -1}};
+  static constexpr double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {-0.5, 0.5, -0.5}, {0, 0, 1}};
+  static constexpr float AT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+};
+
+/// A stride-1 r x r convolution of `count` images, as the transforms see it.
 struct Shape {
+  std::int64_t r;              // kernel extent (3)
   std::int64_t in_c, h, w;     // input planes
   std::int64_t out_c, oh, ow;  // output planes
   std::int64_t ph, pw;         // zero padding
   std::int64_t count;          // images side by side
 
+  std::int64_t points() const { return (r + 1) * (r + 1); }
   std::int64_t tiles_h() const { return (oh + 1) / 2; }
   std::int64_t tiles_w() const { return (ow + 1) / 2; }
   std::int64_t tiles() const { return count * tiles_h() * tiles_w(); }
   /// Row length of V and M: tiles rounded up to a whole vector.
   std::int64_t padded_tiles() const { return (tiles() + 15) / 16 * 16; }
-  /// Distance between the 16 planes of V and of M: one cache line more than the data, so
-  /// that the 16 values of a tile do not all fall into one L1 set (plane sizes are often
+  /// Distance between the planes of V and of M: one cache line more than the data, so
+  /// that the values of one tile do not all fall into one L1 set (plane sizes are often
   /// multiples of 4 KiB: 64 channels x 176 tiles).
   std::int64_t v_plane() const { return in_c * padded_tiles() + 16; }
   std::int64_t m_plane() const { return out_c * padded_tiles() + 16; }
-  std::int64_t u_size() const { return 16 * out_c * in_c; }
-  std::int64_t v_size() const { return 16 * v_plane(); }
-  std::int64_t m_size() const { return 16 * m_plane(); }
+  std::int64_t u_size() const { return points() * out_c * in_c; }
+  std::int64_t v_size() const { return points() * v_plane(); }
+  std::int64_t m_size() const { return points() * m_plane(); }
 };
 
-/// U[xi][o][i] = (G g G^T)[xi] for the filter g = w[o, i] ([out_c, in_c, 3, 3]); with
+/// U[xi][o][i] = (G g G^T)[xi] for the filter g = w[o, i] ([out_c, in_c, R, R]); with
 /// `for_input_gradient`, U[xi][i][o] for g = w[o, i] rotated by 180 degrees (the filters
 /// that carry an output gradient back to the input).
-inline void transform_weights(const float* w, std::int64_t out_c, std::int64_t in_c, bool for_input_gradient,
-                              float* u) {
+template <int R>
+void transform_weights(const float* w, std::int64_t out_c, std::int64_t in_c, bool for_input_gradient, float* u) {
+  using Mx = Matrices<R>;
+  constexpr int a = Mx::a;
+  const std::int64_t plane = out_c * in_c;
   for (std::int64_t o = 0; o < out_c; ++o)
     for (std::int64_t i = 0; i < in_c; ++i) {
-      const float* src = w + (o * in_c + i) * 9;
-      float g[3][3];
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) g[r][c] = for_input_gradient ? src[(2 - r) * 3 + (2 - c)] : src[r * 3 + c];
-      float t[4][3];  // G g
-      for (int c = 0; c < 3; ++c) {
-        t[0][c] = g[0][c];
-        t[1][c] = 0.5f * (g[0][c] + g[1][c] + g[2][c]);
-        t[2][c] = 0.5f * (g[0][c] - g[1][c] + g[2][c]);
-        t[3][c] = g[2][c];
-      }
-      const std::int64_t at = for_input_gradient ? i * out_c + o : o * in_c + i, plane = out_c * in_c;
-      for (int r = 0; r < 4; ++r) {  // (G g) G^T
-        u[(r * 4 + 0) * plane + at] = t[r][0];
-        u[(r * 4 + 1) * plane + at] = 0.5f * (t[r][0] + t[r][1] + t[r][2]);
-        u[(r * 4 + 2) * plane + at] = 0.5f * (t[r][0] - t[r][1] + t[r][2]);
-        u[(r * 4 + 3) * plane + at] = t[r][2];
-      }
+      const float* src = w + (o * in_c + i) * R * R;
+      double t[a][R];  // G g
+      for (int k = 0; k < a; ++k)
+        for (int c = 0; c < R; ++c) {
+          double acc = 0;
+          for (int l = 0; l < R; ++l)
+            acc += Mx::G[k][l] * (for_input_gradient ? src[(R - 1 - l) * R + (R - 1 - c)] : src[l * R + c]);
+          t[k][c] = acc;
+        }
+      const std::int64_t at = for_input_gradient ? i * out_c + o : o * in_c + i;
+      for (int k = 0; k < a; ++k)  // (G g) G^T
+        for (int l = 0; l < a; ++l) {
+          double acc = 0;
+          for (int c = 0; c < R; ++c) acc += t[k][c] * Mx::G[l][c];
+          u[(k * a + l) * plane + at] = static_cast<float>(acc);
+        }
     }
 }
 
@@ -87,58 +111,150 @@ inline __mmask16 lanes_between(std::int64_t lo, std::int64_t hi) {
   return static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
 }
 
-/// row[start + l] for the lanes l with 0 <= start + l < w; zero elsewhere (not read).
-inline __m512 load_inside(const float* row, std::int64_t start, std::int64_t w) {
-  return _mm512_maskz_loadu_ps(lanes_between(-start, w - start), row + start);
+/// acc + C * x for a non-zero coefficient known at compile time: an add, a subtraction or
+/// a multiply-add.
+template <float C>
+inline __m512 add_term(__m512 acc, __m512 x) {
+  if constexpr (C == 1.0f)
+    return _mm512_add_ps(acc, x);
+  else if constexpr (C == -1.0f)
+    return _mm512_sub_ps(acc, x);
+  else
+    return _mm512_fmadd_ps(_mm512_set1_ps(C), x, acc);
+}
+
+/// acc plus the terms K.. of row `Row` of Mat applied to x (zeros skipped).
+template <const auto& Mat, int Row, int K>
+inline __m512 combine_rest(const __m512* x, __m512 acc) {
+  constexpr int n = static_cast<int>(std::extent_v<std::remove_reference_t<decltype(Mat[0])>>);
+  if constexpr (K == n)
+    return acc;
+  else if constexpr (Mat[Row][K] == 0.0f)
+    return combine_rest<Mat, Row, K + 1>(x, acc);
+  else
+    return combine_rest<Mat, Row, K + 1>(x, add_term<Mat[Row][K]>(acc, x[K]));
+}
+
+/// sum over k of Mat[Row][k] * x[k] (a row of B^T or A^T), terms in order, zeros skipped.
+template <const auto& Mat, int Row, int K = 0>
+inline __m512 combine(const __m512* x) {
+  if constexpr (Mat[Row][K] == 0.0f)
+    return combine<Mat, Row, K + 1>(x);
+  else if constexpr (Mat[Row][K] == 1.0f)
+    return combine_rest<Mat, Row, K + 1>(x, x[K]);
+  else
+    return combine_rest<Mat, Row, K + 1>(x, _mm512_mul_ps(_mm512_set1_ps(Mat[Row][K]), x[K]));
+}
+
+/// out[k] = row k of Mat applied to x, for each row k.
+template <const auto& Mat, int... K>
+inline void apply_rows(const __m512* x, __m512* out, std::integer_sequence<int, K...>) {
+  ((out[K] = combine<Mat, K>(x)), ...);
+}
+
+/// Tiles of one tile row that share a vector: image j's tile row ty, tiles tx .. tx+n-1 in
+/// lanes lane .. lane+n-1.
+struct Segment {
+  std::int64_t j, ty, tx;
+  int lane, n;
+};
+
+/// Calls f(p0, segments, count, lanes) for vectors of tiles in the order of p: when tile
+/// rows are at most 8 tiles long, as many whole rows as fit in 16 lanes (LeNet's 4-tile
+/// rows fill a vector with 4), else each row 16 tiles at a time. p0 is the vector's first
+/// tile; `lanes` marks the lanes in use.
+template <typename F>
+void for_each_tile_vector(const Shape& s, F&& f) {
+  const std::int64_t tw = s.tiles_w(), th = s.tiles_h(), rows = s.count * th;
+  Segment seg[16];
+  if (tw <= 8) {
+    const std::int64_t per = 16 / tw;
+    std::int64_t j = 0, ty = 0;  // of tile row q0
+    for (std::int64_t q0 = 0; q0 < rows; q0 += per) {
+      const int n = static_cast<int>(std::min(per, rows - q0));
+      for (int i = 0; i < n; ++i) {
+        seg[i] = {j, ty, 0, static_cast<int>(i * tw), static_cast<int>(tw)};
+        if (++ty == th) ty = 0, ++j;
+      }
+      f(q0 * tw, seg, n, lanes_between(0, n * tw));
+    }
+    return;
+  }
+  for (std::int64_t j = 0; j < s.count; ++j)
+    for (std::int64_t ty = 0; ty < th; ++ty)
+      for (std::int64_t tx0 = 0; tx0 < tw; tx0 += 16) {
+        seg[0] = {j, ty, tx0, 0, static_cast<int>(std::min<std::int64_t>(16, tw - tx0))};
+        f((j * th + ty) * tw + tx0, seg, 1, lanes_between(0, seg[0].n));
+      }
+}
+
+/// The lanes of a pair of vectors (lo: positions 0-15, hi: 16-31) that hold a segment's
+/// elements 2 * lane .. 2 * (lane + n) and whose column (position + shift) lies in [0, w).
+inline void pair_masks(const Segment& g, std::int64_t shift, std::int64_t w, __mmask16& lo, __mmask16& hi) {
+  const std::int64_t from = std::max<std::int64_t>(2 * g.lane, -shift),
+                     to = std::min<std::int64_t>(2 * (g.lane + g.n), w - shift);
+  lo = lanes_between(from, to);
+  hi = lanes_between(from - 16, to - 16);
 }
 
 }  // namespace detail
 
 /// V[xi][c][p] = (B^T d B)[xi] for each tile d of `in` (image j's channel c at in + j *
 /// image_stride + c * channel_stride, rows of s.w floats).
-inline void transform_input(const Shape& s, const float* in, std::int64_t channel_stride, std::int64_t image_stride,
-                            float* v) {
+template <int R>
+void transform_input(const Shape& s, const float* in, std::int64_t channel_stride, std::int64_t image_stride,
+                     float* v) {
+  using Mx = Matrices<R>;
+  constexpr int a = Mx::a;
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-  const std::int64_t th = s.tiles_h(), tw = s.tiles_w(), ld = s.padded_tiles(), plane = s.v_plane();
+  const std::int64_t ld = s.padded_tiles(), plane = s.v_plane();
   // Plane by plane, top to bottom: the reads stream (the prefetchers follow them).
-  for (std::int64_t j = 0; j < s.count; ++j)
-    for (std::int64_t c = 0; c < s.in_c; ++c)
-      for (std::int64_t ty = 0; ty < th; ++ty)
-        for (std::int64_t tx0 = 0; tx0 < tw; tx0 += 16) {
-          // d[r][k]: lane l holds input (2ty - ph + r, 2(tx0 + l) - pw + k).
-          __m512 d[4][4];
-          const std::int64_t x0 = 2 * tx0 - s.pw;
-          for (int r = 0; r < 4; ++r) {
-            const std::int64_t iy = 2 * ty - s.ph + r;
-            if (iy < 0 || iy >= s.h) {
-              for (int k = 0; k < 4; ++k) d[r][k] = _mm512_setzero_ps();
-              continue;
-            }
-            const float* row = in + j * image_stride + c * channel_stride + iy * s.w;
-            const __m512 a = detail::load_inside(row, x0, s.w), b = detail::load_inside(row, x0 + 16, s.w);
-            const __m512 a2 = detail::load_inside(row, x0 + 2, s.w), b2 = detail::load_inside(row, x0 + 18, s.w);
-            d[r][0] = _mm512_permutex2var_ps(a, even, b);
-            d[r][1] = _mm512_permutex2var_ps(a, odd, b);
-            d[r][2] = _mm512_permutex2var_ps(a2, even, b2);
-            d[r][3] = _mm512_permutex2var_ps(a2, odd, b2);
+  for (std::int64_t c = 0; c < s.in_c; ++c)
+    detail::for_each_tile_vector(s, [&](std::int64_t p0, const detail::Segment* seg, int segs, __mmask16 lanes) {
+      // Pair element 2 * lane + 2 * t + {0, 1} of segment i, for columns k and k + 1 of its
+      // tiles, is input column 2 * (tx + t) - pw + k + {0, 1}: at plane[i] + iy * w + shift[i] + k.
+      const float* plane_at[16];
+      std::int64_t shift[16];
+      __mmask16 mlo[16][a / 2], mhi[16][a / 2];
+      for (int i = 0; i < segs; ++i) {
+        shift[i] = 2 * seg[i].tx - s.pw - 2 * seg[i].lane;
+        plane_at[i] = in + seg[i].j * image_stride + c * channel_stride + shift[i];
+        for (int k = 0; k < a; k += 2) detail::pair_masks(seg[i], shift[i] + k, s.w, mlo[i][k / 2], mhi[i][k / 2]);
+      }
+      // e[k][r] = (d B)[r][k], where lane l of d[r][k] is input (2ty - ph + r, 2tx - pw + k)
+      // of the lane's tile (ty, tx).
+      __m512 e[a][a];
+#pragma GCC unroll 8
+      for (int r = 0; r < a; ++r) {
+        __m512 d[a];
+#pragma GCC unroll 8
+        for (int k = 0; k < a; k += 2) {  // columns k and k + 1: the even and odd elements of a pair
+          __m512 lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps();
+          for (int i = 0; i < segs; ++i) {
+            const std::int64_t iy = 2 * seg[i].ty - s.ph + r;
+            if (iy < 0 || iy >= s.h) continue;
+            const float* src = plane_at[i] + iy * s.w + k;
+            lo = _mm512_mask_loadu_ps(lo, mlo[i][k / 2], src);
+            hi = _mm512_mask_loadu_ps(hi, mhi[i][k / 2], src + 16);
           }
-          __m512 e[4][4];  // d B, row by row
-          for (int r = 0; r < 4; ++r) {
-            e[r][0] = _mm512_sub_ps(d[r][0], d[r][2]);
-            e[r][1] = _mm512_add_ps(d[r][1], d[r][2]);
-            e[r][2] = _mm512_sub_ps(d[r][2], d[r][1]);
-            e[r][3] = _mm512_sub_ps(d[r][1], d[r][3]);
-          }
-          const __mmask16 m = static_cast<__mmask16>((1u << std::min<std::int64_t>(16, tw - tx0)) - 1u);
-          float* out = v + c * ld + (j * th + ty) * tw + tx0;
-          for (int k = 0; k < 4; ++k) {  // B^T (d B)
-            _mm512_mask_storeu_ps(out + (0 * 4 + k) * plane, m, _mm512_sub_ps(e[0][k], e[2][k]));
-            _mm512_mask_storeu_ps(out + (1 * 4 + k) * plane, m, _mm512_add_ps(e[1][k], e[2][k]));
-            _mm512_mask_storeu_ps(out + (2 * 4 + k) * plane, m, _mm512_sub_ps(e[2][k], e[1][k]));
-            _mm512_mask_storeu_ps(out + (3 * 4 + k) * plane, m, _mm512_sub_ps(e[1][k], e[3][k]));
-          }
+          d[k] = _mm512_permutex2var_ps(lo, even, hi);
+          d[k + 1] = _mm512_permutex2var_ps(lo, odd, hi);
         }
+        __m512 db[a];
+        detail::apply_rows<Mx::BT>(d, db, std::make_integer_sequence<int, a>{});
+#pragma GCC unroll 8
+        for (int k = 0; k < a; ++k) e[k][r] = db[k];
+      }
+      float* out = v + c * ld + p0;
+#pragma GCC unroll 8
+      for (int k = 0; k < a; ++k) {  // B^T (d B), column k
+        __m512 col[a];
+        detail::apply_rows<Mx::BT>(e[k], col, std::make_integer_sequence<int, a>{});
+#pragma GCC unroll 8
+        for (int r = 0; r < a; ++r) _mm512_mask_storeu_ps(out + (r * a + k) * plane, lanes, col[r]);
+      }
+    });
 }
 
 namespace detail {
@@ -174,7 +290,7 @@ inline void gemm_block(const float* u, const float* v, float* m, std::int64_t in
 
 }  // namespace detail
 
-/// M[xi] = U[xi] V[xi] for the 16 xi; split over xi when `parallel`.
+/// M[xi] = U[xi] V[xi] for every xi; split over xi when `parallel`.
 inline void multiply(const Shape& s, const float* u, const float* v, float* m, bool parallel) {
   const std::int64_t ld = s.padded_tiles(), tiles = s.tiles();
   auto one = [&](std::int64_t xi) {
@@ -189,70 +305,107 @@ inline void multiply(const Shape& s, const float* u, const float* v, float* m, b
       const float* ut = uxi + k * s.in_c;
       float* mt = mxi + k * ld + p0;
       switch (s.out_c - k) {
-        case 1: detail::gemm_block<1>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0); break;
-        case 2: detail::gemm_block<2>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0); break;
-        case 3: detail::gemm_block<3>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0); break;
-        case 4: detail::gemm_block<4>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0); break;
-        case 5: detail::gemm_block<5>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0); break;
-        case 6: detail::gemm_block<6>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0); break;
-        case 7: detail::gemm_block<7>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0); break;
-        default: break;
+        case 1:
+          detail::gemm_block<1>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0);
+          break;
+        case 2:
+          detail::gemm_block<2>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0);
+          break;
+        case 3:
+          detail::gemm_block<3>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0);
+          break;
+        case 4:
+          detail::gemm_block<4>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0);
+          break;
+        case 5:
+          detail::gemm_block<5>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0);
+          break;
+        case 6:
+          detail::gemm_block<6>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0);
+          break;
+        case 7:
+          detail::gemm_block<7>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0);
+          break;
+        default:
+          break;
       }
     }
   };
   if (parallel) {
-    parallel_for(16, 1, [&](std::int64_t lo, std::int64_t hi) {
+    parallel_for(s.points(), 1, [&](std::int64_t lo, std::int64_t hi) {
       for (std::int64_t xi = lo; xi < hi; ++xi) one(xi);
     });
   } else {
-    for (std::int64_t xi = 0; xi < 16; ++xi) one(xi);
+    for (std::int64_t xi = 0; xi < s.points(); ++xi) one(xi);
   }
 }
 
 /// out[j, o, y, x] (+)= (A^T m A) for each tile (+ bias[o]; then max(., 0) with `relu`,
 /// NaN kept, as relu does). `accumulate` adds to out instead of overwriting it. Image j's
 /// plane o is at out + j * image_stride + o * channel_stride, rows of s.ow floats.
-inline void transform_output(const Shape& s, const float* m, const float* bias, bool relu, bool accumulate, float* out,
-                             std::int64_t channel_stride, std::int64_t image_stride) {
+template <int R>
+void transform_output(const Shape& s, const float* m, const float* bias, bool relu, bool accumulate, float* out,
+                      std::int64_t channel_stride, std::int64_t image_stride) {
+  using Mx = Matrices<R>;
+  constexpr int a = Mx::a;
   const __m512i lo_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
   const __m512i hi_idx = _mm512_add_epi32(lo_idx, _mm512_set1_epi32(8));
   const __m512 zero = _mm512_setzero_ps();
-  const std::int64_t th = s.tiles_h(), tw = s.tiles_w(), ld = s.padded_tiles(), plane = s.m_plane();
+  const std::int64_t ld = s.padded_tiles(), plane = s.m_plane();
   auto store = [&](float* dst, __mmask16 mask, __m512 value) {
     if (relu) value = _mm512_mask_mov_ps(value, _mm512_cmp_ps_mask(value, zero, _CMP_LE_OQ), zero);
     if (accumulate) value = _mm512_add_ps(_mm512_maskz_loadu_ps(mask, dst), value);
     _mm512_mask_storeu_ps(dst, mask, value);
   };
-  for (std::int64_t j = 0; j < s.count; ++j)
-    for (std::int64_t o = 0; o < s.out_c; ++o) {
-      const __m512 b = _mm512_set1_ps(bias != nullptr ? bias[o] : 0.0f);
-      for (std::int64_t ty = 0; ty < th; ++ty)
-        for (std::int64_t tx0 = 0; tx0 < tw; tx0 += 16) {
-          const float* src = m + o * ld + (j * th + ty) * tw + tx0;
-          const __mmask16 valid = static_cast<__mmask16>((1u << std::min<std::int64_t>(16, tw - tx0)) - 1u);
-          __m512 t[4][4];
-          for (int xi = 0; xi < 16; ++xi) t[xi / 4][xi % 4] = _mm512_maskz_loadu_ps(valid, src + xi * plane);
-          __m512 s0[4], s1[4];  // A^T m
-          for (int k = 0; k < 4; ++k) {
-            s0[k] = _mm512_add_ps(_mm512_add_ps(t[0][k], t[1][k]), t[2][k]);
-            s1[k] = _mm512_sub_ps(_mm512_sub_ps(t[1][k], t[2][k]), t[3][k]);
-          }
-          // (A^T m) A: the 2x2 outputs, bias included.
-          const __m512 y00 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(s0[0], s0[1]), s0[2]), b);
-          const __m512 y01 = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(s0[1], s0[2]), s0[3]), b);
-          const __m512 y10 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(s1[0], s1[1]), s1[2]), b);
-          const __m512 y11 = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(s1[1], s1[2]), s1[3]), b);
-          const std::int64_t x0 = 2 * tx0, y0 = 2 * ty;
-          const __mmask16 first = detail::lanes_between(0, s.ow - x0), second = detail::lanes_between(0, s.ow - x0 - 16);
-          float* row = out + j * image_stride + o * channel_stride + y0 * s.ow + x0;
-          store(row, first, _mm512_permutex2var_ps(y00, lo_idx, y01));
-          if (second != 0) store(row + 16, second, _mm512_permutex2var_ps(y00, hi_idx, y01));
-          if (y0 + 1 < s.oh) {
-            store(row + s.ow, first, _mm512_permutex2var_ps(y10, lo_idx, y11));
-            if (second != 0) store(row + s.ow + 16, second, _mm512_permutex2var_ps(y10, hi_idx, y11));
-          }
+  for (std::int64_t o = 0; o < s.out_c; ++o) {
+    const __m512 b = _mm512_set1_ps(bias != nullptr ? bias[o] : 0.0f);
+    detail::for_each_tile_vector(s, [&](std::int64_t p0, const detail::Segment* seg, int segs, __mmask16 lanes) {
+      const float* src = m + o * ld + p0;
+      __m512 sc[2][a];  // (A^T m)[i][k], column by column
+#pragma GCC unroll 8
+      for (int k = 0; k < a; ++k) {
+        __m512 col[a], t[2];
+#pragma GCC unroll 8
+        for (int r = 0; r < a; ++r) col[r] = _mm512_maskz_loadu_ps(lanes, src + (r * a + k) * plane);
+        detail::apply_rows<Mx::AT>(col, t, std::make_integer_sequence<int, 2>{});
+        sc[0][k] = t[0];
+        sc[1][k] = t[1];
+      }
+      // Pair element 2 * lane + 2 * t + {0, 1} of segment n is output column 2 * (tx + t) + {0, 1}.
+      std::int64_t shift[16];
+      __mmask16 mlo[16], mhi[16];
+      for (int n = 0; n < segs; ++n) {
+        shift[n] = 2 * seg[n].tx - 2 * seg[n].lane;
+        detail::pair_masks(seg[n], shift[n], s.ow, mlo[n], mhi[n]);
+      }
+#pragma GCC unroll 2
+      for (int i = 0; i < 2; ++i) {  // output row 2ty + i: (A^T m) A plus the bias, pairs interleaved
+        __m512 y[2];
+        detail::apply_rows<Mx::AT>(sc[i], y, std::make_integer_sequence<int, 2>{});
+        y[0] = _mm512_add_ps(y[0], b);
+        y[1] = _mm512_add_ps(y[1], b);
+        const __m512 lo = _mm512_permutex2var_ps(y[0], lo_idx, y[1]), hi = _mm512_permutex2var_ps(y[0], hi_idx, y[1]);
+        for (int n = 0; n < segs; ++n) {
+          const std::int64_t oy = 2 * seg[n].ty + i;
+          if (oy >= s.oh) continue;
+          float* dst = out + seg[n].j * image_stride + o * channel_stride + oy * s.ow + shift[n];
+          if (mlo[n] != 0) store(dst, mlo[n], lo);
+          if (mhi[n] != 0) store(dst + 16, mhi[n], hi);
         }
       }
+    });
+  }
+}
+
+/// The convolution of a group: input tiles into v, products into m, outputs into out (see
+/// transform_input, multiply and transform_output for the arguments).
+template <int R>
+void convolve(const Shape& s, const float* u, const float* in, std::int64_t in_channel_stride,
+              std::int64_t in_image_stride, float* v, float* m, const float* bias, bool relu, bool accumulate,
+              float* out, std::int64_t out_channel_stride, std::int64_t out_image_stride, bool parallel) {
+  transform_input<R>(s, in, in_channel_stride, in_image_stride, v);
+  multiply(s, u, v, m, parallel);
+  transform_output<R>(s, m, bias, relu, accumulate, out, out_channel_stride, out_image_stride);
 }
 
 #endif  // TINYNET_CPU_AVX512
