@@ -39,6 +39,14 @@ const ConvCase kWinogradCases[] = {
     {9, 16, 4, 6, 19, 3, 3, 1, 1},  {2, 32, 26, 26, 64, 3, 3, 1, 0}, {7, 16, 3, 3, 17, 3, 3, 1, 2},
 };
 
+// One-channel layers (a direct kernel in float32 with AVX-512): the MNIST networks' first
+// convolutions, rows wider than 32 outputs, padding, filters fewer than the kernel's 8,
+// non-square kernels.
+const ConvCase kOneChannelCases[] = {
+    {5, 1, 28, 28, 20, 5, 5, 1, 0}, {3, 1, 28, 28, 32, 3, 3, 1, 0}, {2, 1, 9, 37, 7, 3, 3, 1, 1},
+    {4, 1, 6, 5, 3, 5, 5, 1, 2},    {3, 1, 4, 40, 11, 3, 3, 1, 2},  {2, 1, 7, 9, 9, 2, 4, 1, 1},
+};
+
 std::int64_t out_extent(std::int64_t in, std::int64_t k, int s, int p) { return (in + 2 * p - k) / s + 1; }
 
 /// y[n,o,y,x] = b[o] + sum_{c,i,j} W[o,c,i,j] x[n,c,y*s+i-p, x*s+j-p], zero outside the input.
@@ -203,6 +211,43 @@ TEST_CASE("conv2d: Winograd shapes give the reference values and gradients", "[o
         for (std::size_t i = 0; i < 3; ++i) check_close(grads[3 + i], grads[i], 1e-4);
       }
       Tensor x = x64.to(DType::float32), w = w64.to(DType::float32), b = b64.to(DType::float32);
+      CHECK(values(conv2d_relu(x, w, b, k.stride, k.padding)) == values(relu(conv2d(x, w, b, k.stride, k.padding))));
+    }
+  }
+}
+
+TEST_CASE("conv2d: one-channel layers give the reference values and gradients", "[ops][conv2d]") {
+  // The direct kernel's output (and the gradients after it), float32 against the float64
+  // kernels, fused ReLU included; the input needs no gradient, as for a first layer.
+  ThreadCountRestorer restore;
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const auto& k : kOneChannelCases) {
+      INFO(threads << " threads, x [" << k.n << "," << k.c << "," << k.h << "," << k.w << "] kernel " << k.kh
+                   << " out " << k.out_c << " padding " << k.padding);
+      const Tensor x64 = random_input({k.n, k.c, k.h, k.w}, 40, false);
+      const Tensor w64 = random_input({k.out_c, k.c, k.kh, k.kw}, 41, false);
+      const Tensor b64 = random_input({k.out_c}, 42, false);
+#if defined(TINYNET_CPU_AVX512)
+      CHECK(backend::cpu::uses_one_channel<float>(ops::detail::conv2d_geometry(x64, w64, k.stride, k.padding)));
+#endif
+      check_close(conv2d(x64.to(DType::float32), w64.to(DType::float32), b64.to(DType::float32), k.stride, k.padding),
+                  conv_reference(x64, w64, b64, k.stride, k.padding), 1e-5);
+      for (bool fused : {false, true}) {
+        INFO((fused ? "conv2d_relu" : "conv2d"));
+        std::vector<std::vector<double>> outs, grads;
+        for (DType dt : {DType::float64, DType::float32}) {
+          const Tensor x = x64.to(dt);
+          Tensor w = w64.to(dt).requires_grad_(), b = b64.to(dt).requires_grad_();
+          const Tensor y = fused ? conv2d_relu(x, w, b, k.stride, k.padding) : conv2d(x, w, b, k.stride, k.padding);
+          y.backward(random_input(y.shape(), 43, false).to(dt));
+          outs.push_back(values(y));
+          for (const Tensor& t : {w, b}) grads.push_back(values(t.grad()));
+        }
+        check_close(outs[1], outs[0], 1e-5);
+        for (std::size_t i = 0; i < 2; ++i) check_close(grads[2 + i], grads[i], 1e-4);
+      }
+      const Tensor x = x64.to(DType::float32), w = w64.to(DType::float32), b = b64.to(DType::float32);
       CHECK(values(conv2d_relu(x, w, b, k.stride, k.padding)) == values(relu(conv2d(x, w, b, k.stride, k.padding))));
     }
   }

@@ -3,7 +3,8 @@
 /// conv2d kernels (NCHW): im2col + GEMM per sample (or per group of samples side by side
 /// when outputs are small), samples split into a fixed number of chunks run in parallel.
 /// Stride-1 3x3 convolutions with enough channels take Winograd F(2x2, 3x3) instead for
-/// the output and the input gradient (float32, AVX-512 builds; winograd.hpp).
+/// the output and the input gradient, and the output of one-channel layers comes from a
+/// direct kernel (float32, AVX-512 builds; winograd.hpp, conv2d_one_channel.hpp).
 /// Weight and bias gradients are summed per chunk and then across chunks in a fixed
 /// order, so results do not depend on thread scheduling.
 
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "tinynet/backend/cpu/conv2d_one_channel.hpp"
 #include "tinynet/backend/cpu/gemm.hpp"
 #include "tinynet/backend/cpu/short_runs.hpp"
 #include "tinynet/backend/cpu/winograd.hpp"
@@ -48,6 +50,9 @@ struct Conv2dGeometry {
   winograd::Shape winograd_input_grad(std::int64_t count) const {
     return {kh, out_c, oh, ow, c, h, w, 2 - ph, 2 - pw, count};
   }
+  /// One input channel, stride 1, a kernel up to 5x5: the direct kernel fits.
+  bool one_channel_shape() const { return c == 1 && sh == 1 && sw == 1 && one_channel::supports(kh, kw); }
+  one_channel::Shape one_channel_view() const { return {h, w, out_c, kh, kw, ph, pw, oh, ow}; }
 };
 
 /// Whether the kernels for T take the Winograd path for g (float32 with AVX-512 only).
@@ -55,6 +60,18 @@ template <typename T>
 bool uses_winograd(const Conv2dGeometry& g) {
 #if defined(TINYNET_CPU_AVX512)
   return std::is_same_v<T, float> && g.winograd_shape();
+#else
+  (void)g;
+  return false;
+#endif
+}
+
+/// Whether the kernels for T take the direct one-channel path for g's output (float32 with
+/// AVX-512 only).
+template <typename T>
+bool uses_one_channel(const Conv2dGeometry& g) {
+#if defined(TINYNET_CPU_AVX512)
+  return std::is_same_v<T, float> && g.one_channel_shape();
 #else
   (void)g;
   return false;
@@ -238,6 +255,13 @@ void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b,
   const bool direct = g.cpu_group() == 1;  // the GEMM can write y itself
 #if defined(TINYNET_CPU_AVX512)
   if constexpr (std::is_same_v<T, float>) {
+    if (uses_one_channel<T>(g)) {
+      parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
+        for (std::int64_t n = lo * g.n / chunks; n < hi * g.n / chunks; ++n)
+          one_channel::forward(g.one_channel_view(), x + n * g.h * g.w, w, b, relu, y + n * g.out_c * out_hw);
+      });
+      return;
+    }
     if (uses_winograd<T>(g)) {
       float* u = scratch + chunks * per_chunk;
       winograd::transform_weights<3>(w, g.out_c, g.c, false, u);
