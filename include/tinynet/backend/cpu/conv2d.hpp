@@ -16,6 +16,7 @@
 
 #include "tinynet/backend/cpu/conv2d_one_channel.hpp"
 #include "tinynet/backend/cpu/gemm.hpp"
+#include "tinynet/backend/cpu/gemm_rows.hpp"
 #include "tinynet/backend/cpu/short_runs.hpp"
 #include "tinynet/backend/cpu/winograd.hpp"
 
@@ -229,7 +230,7 @@ inline std::int64_t conv2d_backward_scratch_per_chunk(const Conv2dGeometry& g) {
 /// All of conv2d_backward's scratch: the chunks', then the transformed filters.
 inline std::int64_t conv2d_backward_scratch(const Conv2dGeometry& g) {
   return conv_chunks(g.n) * conv2d_backward_scratch_per_chunk(g) +
-         (g.winograd_shape() ? g.winograd_input_grad(1).u_size() : 0);
+         (g.winograd_shape() ? g.winograd_input_grad(1).u_size() : g.out_c * g.col_rows());
 }
 
 namespace detail {
@@ -286,6 +287,20 @@ void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b,
         const std::int64_t ld = count * cols;
         for (std::int64_t j = 0; j < count; ++j) im2col(g, x + (first + j) * g.c * g.h * g.w, col + j * cols, ld);
         T* ys = y + first * g.out_c * out_hw;
+#if defined(TINYNET_CPU_AVX512)
+        if constexpr (std::is_same_v<T, float>) {
+          if (direct) {  // bias and ReLU applied as the product is stored
+            gemm_rows(g.out_c, cols, kdim, w, kdim, col, cols, ys, cols, b, relu, chunks == 1);
+            return;
+          }
+          gemm_rows(g.out_c, ld, kdim, w, kdim, col, ld, y_cols, ld, nullptr, false, chunks == 1);
+          for (std::int64_t j = 0; j < count; ++j)
+            for (std::int64_t o = 0; o < g.out_c; ++o)
+              copy_plus_run(ys + (j * g.out_c + o) * out_hw, y_cols + o * ld + j * cols, b != nullptr ? b[o] : T(0),
+                            out_hw, relu);
+          return;
+        }
+#endif
         if (direct) {
           if (b != nullptr)
             for (std::int64_t o = 0; o < g.out_c; ++o) fill_run(ys + o * out_hw, b[o], out_hw);
@@ -320,6 +335,14 @@ void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* g
   T* const u_dx = scratch + chunks * per_chunk;
   if constexpr (std::is_same_v<T, float>)
     if (winograd_dx) winograd::transform_weights<3>(w, g.out_c, g.c, true, u_dx);
+#if defined(TINYNET_CPU_AVX512)
+  // Otherwise, for gemm_rows, W^T: [kdim, out_c] in the same place.
+  T* const w_t = u_dx;
+  if constexpr (std::is_same_v<T, float>)
+    if (!winograd_dx && dx != nullptr)
+      for (std::int64_t o = 0; o < g.out_c; ++o)
+        for (std::int64_t r = 0; r < kdim; ++r) w_t[r * g.out_c + o] = w[o * kdim + r];
+#endif
   parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t ch = lo; ch < hi; ++ch) {
       T* col = scratch + ch * per_chunk;
@@ -362,7 +385,12 @@ void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* g
         }
 #endif
         if (dx != nullptr) {
-          gemm<T>(true, false, kdim, ld, g.out_c, T(1), w, kdim, gyc, ld, T(0), dcol, ld, chunks == 1);
+#if defined(TINYNET_CPU_AVX512)
+          if constexpr (std::is_same_v<T, float>)
+            gemm_rows(kdim, ld, g.out_c, w_t, g.out_c, gyc, ld, dcol, ld, nullptr, false, chunks == 1);
+          else
+#endif
+            gemm<T>(true, false, kdim, ld, g.out_c, T(1), w, kdim, gyc, ld, T(0), dcol, ld, chunks == 1);
           for (std::int64_t j = 0; j < count; ++j) {
             T* dxs = dx + (first + j) * g.c * g.h * g.w;
             if (g.stride1_unpadded()) {

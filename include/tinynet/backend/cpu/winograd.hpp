@@ -17,8 +17,8 @@
 /// Layouts, for a group of images whose tiles are numbered p = (image * tiles_h + ty) *
 /// tiles_w + tx, and xi = 0 .. a*a-1: U[xi][out_c][in_c], V[xi][in_c][ld], M[xi][out_c][ld],
 /// ld = padded_tiles(), the planes of V and M v_plane() and m_plane() apart. The transforms
-/// take 16 tiles at a time (several short tile rows side by side); the GEMM kernel reads V
-/// in place (no packing), broadcasting U.
+/// take 16 tiles at a time (several short tile rows side by side); the products go through
+/// gemm_rows (V read in place, no packing).
 
 #include "tinynet/core/config.hpp"
 
@@ -27,6 +27,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "tinynet/backend/cpu/gemm_rows.hpp"
 #include "tinynet/backend/cpu/parallel.hpp"
 
 #if defined(TINYNET_CPU_AVX512)
@@ -257,79 +258,12 @@ void transform_input(const Shape& s, const float* in, std::int64_t channel_strid
     });
 }
 
-namespace detail {
-
-/// M[rows k0..k0+KB)[p0..p0+48) = U[k][:] V[:][p] for one xi: KB x 3 vectors of
-/// accumulators, V read in place, U broadcast. `left`: valid tiles from p0.
-template <int KB>
-inline void gemm_block(const float* u, const float* v, float* m, std::int64_t in_c, std::int64_t ld,
-                       std::int64_t left) {
-  const __mmask16 m0 = lanes_between(0, left), m1 = lanes_between(0, left - 16), m2 = lanes_between(0, left - 32);
-  __m512 acc[KB][3];
-#pragma GCC unroll 8
-  for (int r = 0; r < KB; ++r) acc[r][0] = acc[r][1] = acc[r][2] = _mm512_setzero_ps();
-  for (std::int64_t c = 0; c < in_c; ++c) {
-    const float* row = v + c * ld;
-    const __m512 v0 = _mm512_maskz_loadu_ps(m0, row), v1 = _mm512_maskz_loadu_ps(m1, row + 16),
-                 v2 = _mm512_maskz_loadu_ps(m2, row + 32);
-#pragma GCC unroll 8
-    for (int r = 0; r < KB; ++r) {
-      const __m512 b = _mm512_set1_ps(u[r * in_c + c]);
-      acc[r][0] = _mm512_fmadd_ps(b, v0, acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(b, v1, acc[r][1]);
-      acc[r][2] = _mm512_fmadd_ps(b, v2, acc[r][2]);
-    }
-  }
-#pragma GCC unroll 8
-  for (int r = 0; r < KB; ++r) {
-    _mm512_mask_storeu_ps(m + r * ld, m0, acc[r][0]);
-    _mm512_mask_storeu_ps(m + r * ld + 16, m1, acc[r][1]);
-    _mm512_mask_storeu_ps(m + r * ld + 32, m2, acc[r][2]);
-  }
-}
-
-}  // namespace detail
-
 /// M[xi] = U[xi] V[xi] for every xi; split over xi when `parallel`.
 inline void multiply(const Shape& s, const float* u, const float* v, float* m, bool parallel) {
   const std::int64_t ld = s.padded_tiles(), tiles = s.tiles();
   auto one = [&](std::int64_t xi) {
-    const float* uxi = u + xi * s.out_c * s.in_c;
-    const float* vxi = v + xi * s.v_plane();
-    float* mxi = m + xi * s.m_plane();
-    // Tiles outermost: a 48-tile block of V stays in L1 while every output row uses it.
-    for (std::int64_t p0 = 0; p0 < tiles; p0 += 48) {
-      std::int64_t k = 0;
-      for (; k + 8 <= s.out_c; k += 8)
-        detail::gemm_block<8>(uxi + k * s.in_c, vxi + p0, mxi + k * ld + p0, s.in_c, ld, tiles - p0);
-      const float* ut = uxi + k * s.in_c;
-      float* mt = mxi + k * ld + p0;
-      switch (s.out_c - k) {
-        case 1:
-          detail::gemm_block<1>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0);
-          break;
-        case 2:
-          detail::gemm_block<2>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0);
-          break;
-        case 3:
-          detail::gemm_block<3>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0);
-          break;
-        case 4:
-          detail::gemm_block<4>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0);
-          break;
-        case 5:
-          detail::gemm_block<5>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0);
-          break;
-        case 6:
-          detail::gemm_block<6>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0);
-          break;
-        case 7:
-          detail::gemm_block<7>(ut, vxi + p0, mt, s.in_c, ld, tiles - p0);
-          break;
-        default:
-          break;
-      }
-    }
+    gemm_rows(s.out_c, tiles, s.in_c, u + xi * s.out_c * s.in_c, s.in_c, v + xi * s.v_plane(), ld,
+              m + xi * s.m_plane(), ld);
   };
   if (parallel) {
     parallel_for(s.points(), 1, [&](std::int64_t lo, std::int64_t hi) {
