@@ -80,6 +80,46 @@ struct ThreadCountRestorer {
   ~ThreadCountRestorer() { set_num_threads(saved); }
 };
 
+
+/// float32 against the float64 kernels on one shape whose float32 path `uses` reports
+/// taken (AVX-512 builds): the output against the reference loop; the values and the
+/// gradients of conv2d and conv2d_relu (the input's with `input_grad`); and conv2d_relu
+/// exactly relu(conv2d).
+void check_float32_kernels(const ConvCase& k, bool (*uses)(const backend::cpu::Conv2dGeometry&), bool input_grad,
+                           std::uint64_t seed) {
+  INFO(get_num_threads() << " threads, x [" << k.n << "," << k.c << "," << k.h << "," << k.w << "] kernel " << k.kh
+                         << "x" << k.kw << " out " << k.out_c << " padding " << k.padding
+                         << (input_grad ? ", input gradient" : ""));
+  const Tensor x64 = random_input({k.n, k.c, k.h, k.w}, seed, false);
+  const Tensor w64 = random_input({k.out_c, k.c, k.kh, k.kw}, seed + 1, false);
+  const Tensor b64 = random_input({k.out_c}, seed + 2, false);
+#if defined(TINYNET_CPU_AVX512)
+  CHECK(uses(ops::detail::conv2d_geometry(x64, w64, k.stride, k.padding)));
+#else
+  (void)uses;
+#endif
+  check_close(conv2d(x64.to(DType::float32), w64.to(DType::float32), b64.to(DType::float32), k.stride, k.padding),
+              conv_reference(x64, w64, b64, k.stride, k.padding), 1e-5);
+  for (bool fused : {false, true}) {
+    INFO((fused ? "conv2d_relu" : "conv2d"));
+    std::vector<std::vector<double>> outs, grads[2];
+    for (DType dt : {DType::float64, DType::float32}) {
+      Tensor x = x64.to(dt), w = w64.to(dt).requires_grad_(), b = b64.to(dt).requires_grad_();
+      if (input_grad) x.requires_grad_();
+      const Tensor y = fused ? conv2d_relu(x, w, b, k.stride, k.padding) : conv2d(x, w, b, k.stride, k.padding);
+      y.backward(random_input(y.shape(), seed + 3, false).to(dt));
+      outs.push_back(values(y));
+      for (const Tensor& t : {x, w, b})
+        if (t.requires_grad()) grads[dt == DType::float32].push_back(values(t.grad()));
+    }
+    check_close(outs[1], outs[0], 1e-5);
+    REQUIRE(grads[1].size() == grads[0].size());
+    for (std::size_t i = 0; i < grads[0].size(); ++i) check_close(grads[1][i], grads[0][i], 1e-4);
+  }
+  const Tensor x = x64.to(DType::float32), w = w64.to(DType::float32), b = b64.to(DType::float32);
+  CHECK(values(conv2d_relu(x, w, b, k.stride, k.padding)) == values(relu(conv2d(x, w, b, k.stride, k.padding))));
+}
+
 }  // namespace
 
 TEST_CASE("conv2d: forward matches a direct convolution loop", "[ops][conv2d]") {
@@ -182,74 +222,21 @@ TEST_CASE("conv2d: one and two threads give the reference values", "[ops][conv2d
 }
 
 TEST_CASE("conv2d: Winograd shapes give the reference values and gradients", "[ops][conv2d]") {
-  // float32 against the float64 kernels (im2col), and the fused ReLU against relu(conv2d).
   ThreadCountRestorer restore;
   for (int threads : {1, 2}) {
     set_num_threads(threads);
-    for (const auto& k : kWinogradCases) {
-      INFO(threads << " threads, x [" << k.n << "," << k.c << "," << k.h << "," << k.w << "] out " << k.out_c
-                   << " padding " << k.padding);
-      const Tensor x64 = random_input({k.n, k.c, k.h, k.w}, 30, false);
-      const Tensor w64 = random_input({k.out_c, k.c, k.kh, k.kw}, 31, false);
-      const Tensor b64 = random_input({k.out_c}, 32, false);
-#if defined(TINYNET_CPU_AVX512)
-      CHECK(backend::cpu::uses_winograd<float>(ops::detail::conv2d_geometry(x64, w64, k.stride, k.padding)));
-#endif
-      check_close(conv2d(x64.to(DType::float32), w64.to(DType::float32), b64.to(DType::float32), k.stride, k.padding),
-                  conv_reference(x64, w64, b64, k.stride, k.padding), 1e-5);
-      for (bool fused : {false, true}) {
-        INFO((fused ? "conv2d_relu" : "conv2d"));
-        std::vector<std::vector<double>> outs, grads;
-        for (DType dt : {DType::float64, DType::float32}) {
-          Tensor x = x64.to(dt).requires_grad_(), w = w64.to(dt).requires_grad_(), b = b64.to(dt).requires_grad_();
-          const Tensor y = fused ? conv2d_relu(x, w, b, k.stride, k.padding) : conv2d(x, w, b, k.stride, k.padding);
-          y.backward(random_input(y.shape(), 33, false).to(dt));
-          outs.push_back(values(y));
-          for (const Tensor& t : {x, w, b}) grads.push_back(values(t.grad()));
-        }
-        check_close(outs[1], outs[0], 1e-5);
-        for (std::size_t i = 0; i < 3; ++i) check_close(grads[3 + i], grads[i], 1e-4);
-      }
-      Tensor x = x64.to(DType::float32), w = w64.to(DType::float32), b = b64.to(DType::float32);
-      CHECK(values(conv2d_relu(x, w, b, k.stride, k.padding)) == values(relu(conv2d(x, w, b, k.stride, k.padding))));
-    }
+    for (const auto& k : kWinogradCases) check_float32_kernels(k, backend::cpu::uses_winograd<float>, true, 30);
   }
 }
 
 TEST_CASE("conv2d: one-channel layers give the reference values and gradients", "[ops][conv2d]") {
-  // The direct kernel's output (and the gradients after it), float32 against the float64
-  // kernels, fused ReLU included; the input needs no gradient, as for a first layer.
+  // With and without the input's gradient (a first layer on data needs none).
   ThreadCountRestorer restore;
   for (int threads : {1, 2}) {
     set_num_threads(threads);
-    for (const auto& k : kOneChannelCases) {
-      INFO(threads << " threads, x [" << k.n << "," << k.c << "," << k.h << "," << k.w << "] kernel " << k.kh
-                   << " out " << k.out_c << " padding " << k.padding);
-      const Tensor x64 = random_input({k.n, k.c, k.h, k.w}, 40, false);
-      const Tensor w64 = random_input({k.out_c, k.c, k.kh, k.kw}, 41, false);
-      const Tensor b64 = random_input({k.out_c}, 42, false);
-#if defined(TINYNET_CPU_AVX512)
-      CHECK(backend::cpu::uses_one_channel<float>(ops::detail::conv2d_geometry(x64, w64, k.stride, k.padding)));
-#endif
-      check_close(conv2d(x64.to(DType::float32), w64.to(DType::float32), b64.to(DType::float32), k.stride, k.padding),
-                  conv_reference(x64, w64, b64, k.stride, k.padding), 1e-5);
-      for (bool fused : {false, true}) {
-        INFO((fused ? "conv2d_relu" : "conv2d"));
-        std::vector<std::vector<double>> outs, grads;
-        for (DType dt : {DType::float64, DType::float32}) {
-          const Tensor x = x64.to(dt);
-          Tensor w = w64.to(dt).requires_grad_(), b = b64.to(dt).requires_grad_();
-          const Tensor y = fused ? conv2d_relu(x, w, b, k.stride, k.padding) : conv2d(x, w, b, k.stride, k.padding);
-          y.backward(random_input(y.shape(), 43, false).to(dt));
-          outs.push_back(values(y));
-          for (const Tensor& t : {w, b}) grads.push_back(values(t.grad()));
-        }
-        check_close(outs[1], outs[0], 1e-5);
-        for (std::size_t i = 0; i < 2; ++i) check_close(grads[2 + i], grads[i], 1e-4);
-      }
-      const Tensor x = x64.to(DType::float32), w = w64.to(DType::float32), b = b64.to(DType::float32);
-      CHECK(values(conv2d_relu(x, w, b, k.stride, k.padding)) == values(relu(conv2d(x, w, b, k.stride, k.padding))));
-    }
+    for (const auto& k : kOneChannelCases)
+      for (bool input_grad : {false, true})
+        check_float32_kernels(k, backend::cpu::uses_one_channel<float>, input_grad, 40);
   }
 }
 

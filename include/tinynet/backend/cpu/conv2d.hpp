@@ -56,27 +56,25 @@ struct Conv2dGeometry {
   one_channel::Shape one_channel_view() const { return {h, w, out_c, kh, kw, ph, pw, oh, ow}; }
 };
 
-/// Whether the kernels for T take the Winograd path for g (float32 with AVX-512 only).
+/// The Winograd, one-channel and gemm_rows kernels exist for float32 in AVX-512 builds.
+template <typename T>
+inline constexpr bool kAvx512Float =
+#if defined(TINYNET_CPU_AVX512)
+    std::is_same_v<T, float>;
+#else
+    false;
+#endif
+
+/// Whether the kernels for T take the Winograd path for g.
 template <typename T>
 bool uses_winograd(const Conv2dGeometry& g) {
-#if defined(TINYNET_CPU_AVX512)
-  return std::is_same_v<T, float> && g.winograd_shape();
-#else
-  (void)g;
-  return false;
-#endif
+  return kAvx512Float<T> && g.winograd_shape();
 }
 
-/// Whether the kernels for T take the direct one-channel path for g's output (float32 with
-/// AVX-512 only).
+/// Whether the kernels for T take the direct one-channel path for g's output.
 template <typename T>
 bool uses_one_channel(const Conv2dGeometry& g) {
-#if defined(TINYNET_CPU_AVX512)
-  return std::is_same_v<T, float> && g.one_channel_shape();
-#else
-  (void)g;
-  return false;
-#endif
+  return kAvx512Float<T> && g.one_channel_shape();
 }
 
 namespace detail {

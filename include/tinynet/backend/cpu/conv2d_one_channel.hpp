@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "tinynet/backend/cpu/short_runs.hpp"
+
 #if defined(TINYNET_CPU_AVX512)
 #include <immintrin.h>
 #endif
@@ -31,12 +33,7 @@ inline bool supports(std::int64_t kh, std::int64_t kw) { return kh <= 5 && kw <=
 
 namespace detail {
 
-inline __mmask16 lanes_between(std::int64_t lo, std::int64_t hi) {
-  lo = std::max<std::int64_t>(0, lo);
-  hi = std::min<std::int64_t>(16, hi);
-  if (hi <= lo) return 0;
-  return static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-}
+using cpu::detail::lanes_between;
 
 /// For output columns x0 .. x0+31 (two vectors) and each kernel column j: the lanes whose
 /// output lies in [0, ow) and whose input column x0 + l + j - pw lies in [0, w).

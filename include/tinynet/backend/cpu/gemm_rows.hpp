@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "tinynet/backend/cpu/parallel.hpp"
+#include "tinynet/backend/cpu/short_runs.hpp"
 
 #if defined(TINYNET_CPU_AVX512)
 #include <immintrin.h>
@@ -21,16 +22,12 @@ namespace tinynet::backend::cpu {
 
 namespace detail {
 
-inline __mmask16 first_lanes(std::int64_t n) {
-  return n <= 0 ? __mmask16(0) : n >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << n) - 1u);
-}
-
 /// C[r][p0 .. p0+48) for KB rows: sum over j of A[r][j] B[j][p], then + bias[r] and
 /// max(., 0) with relu (zero where <= 0, NaN kept). `left`: columns of C from p0.
 template <int KB>
 inline void gemm_rows_block(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c,
                             std::int64_t ldc, std::int64_t k, std::int64_t left, const float* bias, bool relu) {
-  const __mmask16 m0 = first_lanes(left), m1 = first_lanes(left - 16), m2 = first_lanes(left - 32);
+  const __mmask16 m0 = lanes_between(0, left), m1 = lanes_between(0, left - 16), m2 = lanes_between(0, left - 32);
   __m512 acc[KB][3];
 #pragma GCC unroll 8
   for (int r = 0; r < KB; ++r) acc[r][0] = acc[r][1] = acc[r][2] = _mm512_set1_ps(bias != nullptr ? bias[r] : 0.0f);

@@ -20,6 +20,13 @@ namespace detail {
 inline __mmask16 tail_mask(std::int64_t left) {
   return left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1u);
 }
+/// Lanes [lo, hi) clipped to [0, 16); none when the range is empty.
+inline __mmask16 lanes_between(std::int64_t lo, std::int64_t hi) {
+  lo = lo < 0 ? 0 : lo;
+  hi = hi > 16 ? 16 : hi;
+  if (hi <= lo) return 0;
+  return static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
 }  // namespace detail
 #endif
 

@@ -29,6 +29,7 @@
 
 #include "tinynet/backend/cpu/gemm_rows.hpp"
 #include "tinynet/backend/cpu/parallel.hpp"
+#include "tinynet/backend/cpu/short_runs.hpp"
 
 #if defined(TINYNET_CPU_AVX512)
 #include <immintrin.h>
@@ -105,12 +106,7 @@ void transform_weights(const float* w, std::int64_t out_c, std::int64_t in_c, bo
 
 namespace detail {
 
-inline __mmask16 lanes_between(std::int64_t lo, std::int64_t hi) {
-  lo = std::max<std::int64_t>(0, lo);
-  hi = std::min<std::int64_t>(16, hi);
-  if (hi <= lo) return 0;
-  return static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-}
+using cpu::detail::lanes_between;
 
 /// acc + C * x for a non-zero coefficient known at compile time: an add, a subtraction or
 /// a multiply-add.
