@@ -7,7 +7,7 @@
 //   train STEPS          DDP training that prints "step N" (for the fault tests)
 //   mismatch BAD_RANK    BAD_RANK builds a different model: DDP must refuse at start-up
 //   buckets BAD_RANK     BAD_RANK uses a different bucket size
-//   join                 rendezvous and a barrier only
+//   join [HOLD]          rendezvous and a barrier only; rank 0 then keeps its store up HOLD s
 // Flags after the mode: --timeout SECONDS (default 20), --init METHOD (default env://). Errors exit with the MNIST
 // example's exit codes (exit_codes.hpp), so the tests check that mapping too.
 
@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "exit_codes.hpp"
@@ -411,6 +412,10 @@ int run(int argc, char** argv) {
   if (mode == "join") {
     pg->barrier();
     std::printf("joined as rank %d of %d\n", pg->rank(), pg->size());
+    std::fflush(stdout);
+    // Rank 0 hosts the store: held up HOLD seconds, a process that comes late still reaches it.
+    if (pg->rank() == 0 && args.size() > 1)
+      std::this_thread::sleep_for(std::chrono::duration<double>(std::stod(arg(1))));
     return 0;
   }
   throw ValueError("dist_worker: unknown mode " + mode);

@@ -199,8 +199,11 @@ def start_up_error(worker, world, args, expected_codes, message, ranks=None, env
 
 
 def duplicate_rank(worker):
+    # Both rank-1 processes must reach rank 0's store for one to be refused. Rank 0 keeps it
+    # up 5 s after the job has formed: on a loaded machine the second one may still be
+    # retrying its connection (every 100 ms) when the first has joined.
     port = free_port()
-    procs = launch([worker, "join", "--timeout", "5"], 2, port, ranks=[0, 1, 1])
+    procs = launch([worker, "join", "5", "--timeout", "30"], 2, port, ranks=[0, 1, 1])
     codes = finish(procs, 60)
     expect(sorted(codes)[:1] == [0] and 2 in codes, f"exit codes {codes}: expected one duplicate refused (2)", procs)
     expect(any("already joined with RANK=1" in p.err for p in procs), "duplicate not named", procs)

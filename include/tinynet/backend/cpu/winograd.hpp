@@ -157,8 +157,8 @@ struct Segment {
 };
 
 /// Calls f(p0, segments, count, lanes) for vectors of tiles in the order of p: when tile
-/// rows are at most 8 tiles long, as many whole rows as fit in 16 lanes (LeNet's 4-tile
-/// rows fill a vector with 4), else each row 16 tiles at a time. p0 is the vector's first
+/// rows are at most 8 tiles long, as many whole rows as fit in 16 lanes (an 8x8 output
+/// has 4-tile rows: 4 to a vector), else each row 16 tiles at a time. p0 is the vector's first
 /// tile; `lanes` marks the lanes in use.
 template <typename F>
 void for_each_tile_vector(const Shape& s, F&& f) {
@@ -210,7 +210,7 @@ void transform_input(const Shape& s, const float* in, std::int64_t channel_strid
   for (std::int64_t c = 0; c < s.in_c; ++c)
     detail::for_each_tile_vector(s, [&](std::int64_t p0, const detail::Segment* seg, int segs, __mmask16 lanes) {
       // Pair element 2 * lane + 2 * t + {0, 1} of segment i, for columns k and k + 1 of its
-      // tiles, is input column 2 * (tx + t) - pw + k + {0, 1}: at plane[i] + iy * w + shift[i] + k.
+      // tiles, is input column 2 * (tx + t) - pw + k + {0, 1}: at plane_at[i] + iy * w + k.
       const float* plane_at[16];
       std::int64_t shift[16];
       __mmask16 mlo[16][a / 2], mhi[16][a / 2];
