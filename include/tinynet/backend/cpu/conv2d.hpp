@@ -16,6 +16,7 @@
 
 #include "tinynet/backend/cpu/conv2d_one_channel.hpp"
 #include "tinynet/backend/cpu/gemm.hpp"
+#include "tinynet/backend/cpu/gemm_nt.hpp"
 #include "tinynet/backend/cpu/gemm_rows.hpp"
 #include "tinynet/backend/cpu/short_runs.hpp"
 #include "tinynet/backend/cpu/winograd.hpp"
@@ -96,7 +97,7 @@ void im2col(const Conv2dGeometry& g, const T* in, T* col, std::int64_t ld) {
     for (std::int64_t ci = 0; ci < g.c; ++ci)
       for (std::int64_t i = 0; i < g.kh; ++i)
         for (std::int64_t j = 0; j < g.kw; ++j)
-          copy_rows(col + ((ci * g.kh + i) * g.kw + j) * ld, g.ow, in + ci * g.h * g.w + i * g.w + j, g.w, g.oh, g.ow);
+          pack_rows(col + ((ci * g.kh + i) * g.kw + j) * ld, in + ci * g.h * g.w + i * g.w + j, g.w, g.oh, g.ow);
     return;
   }
   for (std::int64_t ci = 0; ci < g.c; ++ci)
@@ -197,13 +198,18 @@ inline std::int64_t conv_chunks(std::int64_t batch) {
   return std::max<std::int64_t>(1, std::min<std::int64_t>(batch, get_num_threads()));
 }
 
+/// n rounded up to a multiple of 16 elements (a 64-byte line of floats), so that every
+/// chunk's scratch starts on a line: a row read with unaligned loads that straddle two
+/// lines costs twice the loads.
+inline std::int64_t whole_lines(std::int64_t n) { return (n + 15) / 16 * 16; }
+
 /// Scratch elements conv2d_forward needs per chunk: a group's columns and the GEMM's
 /// output in the column layout, or the group's Winograd tiles and products.
 inline std::int64_t conv2d_forward_scratch_per_chunk(const Conv2dGeometry& g) {
   const std::int64_t im2col = g.cpu_col_size() + g.out_c * g.col_cols() * g.cpu_group();
-  if (!g.winograd_shape()) return im2col;
+  if (!g.winograd_shape()) return whole_lines(im2col);
   const winograd::Shape s = g.winograd_forward(g.cpu_group());
-  return std::max(im2col, s.v_size() + s.m_size());
+  return whole_lines(std::max(im2col, s.v_size() + s.m_size()));
 }
 /// All of conv2d_forward's scratch: the chunks', then the transformed filters.
 inline std::int64_t conv2d_forward_scratch(const Conv2dGeometry& g) {
@@ -222,8 +228,8 @@ inline std::int64_t conv2d_backward_dx_scratch(const Conv2dGeometry& g) {
 /// gradient's part, the output gradient in the column layout, and partial weight and bias
 /// gradients.
 inline std::int64_t conv2d_backward_scratch_per_chunk(const Conv2dGeometry& g) {
-  return g.cpu_col_size() + conv2d_backward_dx_scratch(g) + g.out_c * g.col_cols() * g.cpu_group() +
-         g.out_c * g.col_rows() + g.out_c;
+  return whole_lines(g.cpu_col_size() + conv2d_backward_dx_scratch(g) + g.out_c * g.col_cols() * g.cpu_group() +
+                        g.out_c * g.col_rows() + g.out_c);
 }
 /// All of conv2d_backward's scratch: the chunks', then the transformed filters.
 inline std::int64_t conv2d_backward_scratch(const Conv2dGeometry& g) {
@@ -232,6 +238,20 @@ inline std::int64_t conv2d_backward_scratch(const Conv2dGeometry& g) {
 }
 
 namespace detail {
+
+/// dw += gy_cols col^T ([out_c, ld] times [kdim, ld]^T). With few filter taps (a first
+/// layer's 9 or 25) the product has too few rows and columns for a packed GEMM's 48 x 4
+/// kernel; dot products over the long rows in place run 1.4-2x faster there (measured:
+/// bench/NOTES.md step 17).
+template <typename T>
+void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const T* col, std::int64_t ld, T* dw) {
+  const std::int64_t kdim = g.col_rows();
+#if defined(TINYNET_CPU_AVX512)
+  if constexpr (std::is_same_v<T, float>)
+    if (kdim < 48) return gemm_nt(g.out_c, kdim, ld, gy_cols, ld, col, ld, dw, kdim);
+#endif
+  gemm<T>(false, true, g.out_c, kdim, ld, T(1), gy_cols, ld, col, ld, T(1), dw, kdim, false);
+}
 
 /// Calls body(first, count) for consecutive groups of at most cpu_group() samples covering
 /// chunk `ch` of `chunks`.
@@ -367,7 +387,7 @@ void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* g
         }
         if (dw != nullptr) {
           for (std::int64_t j = 0; j < count; ++j) im2col(g, x + (first + j) * g.c * g.h * g.w, col + j * cols, ld);
-          gemm<T>(false, true, g.out_c, kdim, ld, T(1), gyc, ld, col, ld, T(1), dw_part, kdim, false);
+          detail::add_weight_grad(g, gyc, col, ld, dw_part);
         }
         if (db != nullptr)
           for (std::int64_t o = 0; o < g.out_c; ++o) db_part[o] += sum_run(gyc + o * ld, ld);

@@ -68,11 +68,43 @@ inline void add_run(T* dst, const T* src, std::int64_t n) {
   for (std::int64_t x = 0; x < n; ++x) dst[x] += src[x];
 }
 
-/// copy_run over `rows` rows: dst + r*dst_stride gets src + r*src_stride, n elements each.
+#if defined(TINYNET_CPU_AVX512)
+namespace detail {
+/// pack_rows for rows of 16 / K floats: K rows per 16-lane store, one masked load each.
+template <int K>
+inline void pack_rows_by(float* dst, const float* src, std::int64_t src_stride, std::int64_t rows) {
+  constexpr int n = 16 / K;
+  std::int64_t r = 0;
+  for (; r + K <= rows; r += K) {
+    __m512 v = _mm512_maskz_loadu_ps(lanes_between(0, n), src + r * src_stride);
+#pragma GCC unroll 16
+    for (int s = 1; s < K; ++s)
+      v = _mm512_mask_loadu_ps(v, lanes_between(s * n, (s + 1) * n), src + (r + s) * src_stride - s * n);
+    _mm512_storeu_ps(dst + r * n, v);
+  }
+  for (; r < rows; ++r)
+    _mm512_mask_storeu_ps(dst + r * n, lanes_between(0, n), _mm512_maskz_loadu_ps(lanes_between(0, n), src + r * src_stride));
+}
+}  // namespace detail
+#endif
+
+/// dst[r*n + x] = src[r*src_stride + x] for r < rows, x < n: rows gathered into one
+/// contiguous run (im2col's rows). Rows of 1, 2, 4 or 8 floats share 16-lane stores, one
+/// masked load per row, instead of a short store each (AVX-512).
 template <typename T>
-inline void copy_rows(T* dst, std::int64_t dst_stride, const T* src, std::int64_t src_stride, std::int64_t rows,
-                      std::int64_t n) {
-  for (std::int64_t r = 0; r < rows; ++r) copy_run(dst + r * dst_stride, src + r * src_stride, n);
+inline void pack_rows(T* dst, const T* src, std::int64_t src_stride, std::int64_t rows, std::int64_t n) {
+#if defined(TINYNET_CPU_AVX512)
+  if constexpr (sizeof(T) == 4) {
+    switch (n) {
+      case 1: return detail::pack_rows_by<16>(dst, src, src_stride, rows);
+      case 2: return detail::pack_rows_by<8>(dst, src, src_stride, rows);
+      case 4: return detail::pack_rows_by<4>(dst, src, src_stride, rows);
+      case 8: return detail::pack_rows_by<2>(dst, src, src_stride, rows);
+      default: break;
+    }
+  }
+#endif
+  for (std::int64_t r = 0; r < rows; ++r) copy_run(dst + r * n, src + r * src_stride, n);
 }
 
 /// dst[0, n) = src[0, n) + value, or max(that, 0) with `relu` (NaN stays NaN).

@@ -1,0 +1,123 @@
+#pragma once
+/// \file
+/// C += A B^T for row-major float32 matrices read in place along k (AVX-512 builds): a
+/// convolution's weight gradient, the output gradient times the input's columns, where
+/// both operands are long rows and C is small. Each 4 x 4 block of C is 16 vector dot
+/// products over k, summed across lanes at the end in one tree of shuffles (45
+/// instructions for all 16); nothing is packed, unlike a general GEMM, which copies both
+/// operands into panels first.
+
+#include "tinynet/core/config.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "tinynet/backend/cpu/short_runs.hpp"
+
+#if defined(TINYNET_CPU_AVX512)
+#include <immintrin.h>
+
+namespace tinynet::backend::cpu {
+
+namespace detail {
+
+// The shuffles below are the zero-masking forms with every lane kept: the same
+// instructions, but GCC 12's plain forms start from an "undefined" register that
+// -Wuninitialized reports in every file that includes this one.
+constexpr __mmask16 kAll = 0xFFFF;
+
+/// Lane-wise a + b of each pair's interleavings: [a0+a2, b0+b2, a1+a3, b1+b3] per 128 bits.
+inline __m512 sum_pair_ps(__m512 a, __m512 b) {
+  return _mm512_add_ps(_mm512_maskz_unpacklo_ps(kAll, a, b), _mm512_maskz_unpackhi_ps(kAll, a, b));
+}
+/// [A, B, C, D] per 128 bits from [A0, B0, A1, B1] and [C0, D0, C1, D1].
+inline __m512 sum_quad_ps(__m512 ab, __m512 cd) {
+  const __m512d x = _mm512_castps_pd(ab), y = _mm512_castps_pd(cd);
+  return _mm512_add_ps(_mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xFF, x, y)),
+                       _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xFF, x, y)));
+}
+/// Sums of 128-bit lanes (0+1, 2+3) of u and of v: [u01, u23, v01, v23].
+inline __m512 sum_lanes_ps(__m512 u, __m512 v) {
+  return _mm512_add_ps(_mm512_maskz_shuffle_f32x4(kAll, u, v, 0x88), _mm512_maskz_shuffle_f32x4(kAll, u, v, 0xDD));
+}
+
+/// C[o][r] += sum over k of A[o][k] B[r][k] for an MO x MR block (MO, MR <= 4).
+template <int MO, int MR>
+inline void gemm_nt_block(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c,
+                          std::int64_t ldc, std::int64_t k) {
+  __m512 acc[4][4];
+#pragma GCC unroll 4
+  for (int o = 0; o < 4; ++o)
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; ++r) acc[o][r] = _mm512_setzero_ps();
+  for (std::int64_t p = 0; p < k; p += 16) {
+    const __mmask16 m = tail_mask(k - p);
+    __m512 bv[MR];
+#pragma GCC unroll 4
+    for (int r = 0; r < MR; ++r) bv[r] = _mm512_maskz_loadu_ps(m, b + r * ldb + p);
+#pragma GCC unroll 4
+    for (int o = 0; o < MO; ++o) {
+      const __m512 av = _mm512_maskz_loadu_ps(m, a + o * lda + p);
+#pragma GCC unroll 4
+      for (int r = 0; r < MR; ++r) acc[o][r] = _mm512_fmadd_ps(av, bv[r], acc[o][r]);
+    }
+  }
+  // 128-bit lane o of `sums` = row o's four sums.
+  __m512 rows[4];
+#pragma GCC unroll 4
+  for (int o = 0; o < 4; ++o)
+    rows[o] = sum_quad_ps(sum_pair_ps(acc[o][0], acc[o][1]), sum_pair_ps(acc[o][2], acc[o][3]));
+  const __m512 sums = sum_lanes_ps(sum_lanes_ps(rows[0], rows[1]), sum_lanes_ps(rows[2], rows[3]));
+  const __mmask8 cols = static_cast<__mmask8>((1u << MR) - 1u);
+#pragma GCC unroll 4
+  for (int o = 0; o < MO; ++o) {
+    float* row = c + o * ldc;
+    const __m128 s = _mm512_maskz_extractf32x4_ps(0xF, sums, o);
+    _mm_mask_storeu_ps(row, cols, _mm_add_ps(_mm_maskz_loadu_ps(cols, row), s));
+  }
+}
+
+template <int MO>
+inline void gemm_nt_row_block(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c,
+                              std::int64_t ldc, std::int64_t n, std::int64_t k) {
+  std::int64_t r = 0;
+  for (; r + 4 <= n; r += 4) gemm_nt_block<MO, 4>(a, lda, b + r * ldb, ldb, c + r, ldc, k);
+  switch (n - r) {
+    case 1: gemm_nt_block<MO, 1>(a, lda, b + r * ldb, ldb, c + r, ldc, k); break;
+    case 2: gemm_nt_block<MO, 2>(a, lda, b + r * ldb, ldb, c + r, ldc, k); break;
+    case 3: gemm_nt_block<MO, 3>(a, lda, b + r * ldb, ldb, c + r, ldc, k); break;
+    default: break;
+  }
+}
+
+}  // namespace detail
+
+/// C[m, n] += A[m, k] B[n, k]^T, row-major with leading dimensions lda, ldb, ldc. Serial:
+/// callers run it inside their own parallel chunks.
+inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda,
+                    const float* b, std::int64_t ldb, float* c, std::int64_t ldc) {
+  // A panel of B's rows (12 x 512 floats, 24 KB) stays in L1 while every block of A's rows
+  // passes over it; each block of 4 A rows (8 KB) is read from L2 once per panel.
+  constexpr std::int64_t kc = 512, nb = 12;
+  for (std::int64_t p = 0; p < k; p += kc) {
+    const std::int64_t kk = std::min(kc, k - p);
+    for (std::int64_t r = 0; r < n; r += nb) {
+      const std::int64_t nn = std::min(nb, n - r);
+      const float* bp = b + r * ldb + p;
+      std::int64_t o = 0;
+      for (; o + 4 <= m; o += 4) detail::gemm_nt_row_block<4>(a + o * lda + p, lda, bp, ldb, c + o * ldc + r, ldc, nn, kk);
+      const float* ap = a + o * lda + p;
+      float* cp = c + o * ldc + r;
+      switch (m - o) {
+        case 1: detail::gemm_nt_row_block<1>(ap, lda, bp, ldb, cp, ldc, nn, kk); break;
+        case 2: detail::gemm_nt_row_block<2>(ap, lda, bp, ldb, cp, ldc, nn, kk); break;
+        case 3: detail::gemm_nt_row_block<3>(ap, lda, bp, ldb, cp, ldc, nn, kk); break;
+        default: break;
+      }
+    }
+  }
+}
+
+}  // namespace tinynet::backend::cpu
+
+#endif  // TINYNET_CPU_AVX512
