@@ -132,13 +132,16 @@ TEST_CASE("pool2d: 2x2 max pool in float32 picks the same maxima, ties and NaNs 
     std::vector<double> v = values(random_input(shape, 4, false, 0.0, 4.0));
     for (double& e : v) e = std::floor(e);
     v[v.size() / 3] = std::numeric_limits<double>::quiet_NaN();
-    std::vector<std::vector<double>> outs, grads;
+    std::vector<std::vector<double>> outs, grads, grads_twice;
     for (DType dt : {DType::float64, DType::float32}) {
       Tensor x = from_vector(v, shape).to(dt).requires_grad_();
       const Tensor y = max_pool2d(x, 2);
       y.backward(random_input(y.shape(), 5, false).to(dt));
       outs.push_back(values(y));
       grads.push_back(values(x.grad()));
+      // A second pass adds into the gradient already there (the kernels' accumulate mode).
+      max_pool2d(x, 2).backward(random_input(y.shape(), 6, false).to(dt));
+      grads_twice.push_back(values(x.grad()));
     }
     REQUIRE(outs[0].size() == outs[1].size());
     std::size_t nans = 0;
@@ -153,5 +156,6 @@ TEST_CASE("pool2d: 2x2 max pool in float32 picks the same maxima, ties and NaNs 
     CHECK(nans <= 1);
     for (std::size_t i = 0; i < grads[0].size(); ++i) CHECK((grads[1][i] != 0) == (grads[0][i] != 0));
     check_close(grads[1], grads[0], 1e-7);
+    check_close(grads_twice[1], grads_twice[0], 1e-6);
   }
 }

@@ -57,7 +57,8 @@ struct Conv2dGeometry {
   one_channel::Shape one_channel_view() const { return {h, w, out_c, kh, kw, ph, pw, oh, ow}; }
 };
 
-/// The Winograd, one-channel and gemm_rows kernels exist for float32 in AVX-512 builds.
+/// The Winograd, one-channel, gemm_rows and gemm_nt kernels exist for float32 in AVX-512
+/// builds.
 template <typename T>
 inline constexpr bool kAvx512Float =
 #if defined(TINYNET_CPU_AVX512)
@@ -239,16 +240,14 @@ inline std::int64_t conv2d_backward_scratch(const Conv2dGeometry& g) {
 
 namespace detail {
 
-/// dw += gy_cols col^T ([out_c, ld] times [kdim, ld]^T). With few filter taps (a first
-/// layer's 9 or 25) the product has too few rows and columns for a packed GEMM's 48 x 4
-/// kernel; dot products over the long rows in place run 1.4-2x faster there (measured:
-/// bench/NOTES.md step 17).
+/// dw += gy_cols col^T ([out_c, ld] times [kdim, ld]^T): dot products along the rows in
+/// place for float32 with AVX-512 (gemm_nt; a packed GEMM copies both operands first),
+/// Eigen otherwise.
 template <typename T>
 void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const T* col, std::int64_t ld, T* dw) {
   const std::int64_t kdim = g.col_rows();
 #if defined(TINYNET_CPU_AVX512)
-  if constexpr (std::is_same_v<T, float>)
-    if (kdim < 48) return gemm_nt(g.out_c, kdim, ld, gy_cols, ld, col, ld, dw, kdim);
+  if constexpr (std::is_same_v<T, float>) return gemm_nt(g.out_c, kdim, ld, gy_cols, ld, col, ld, dw, kdim);
 #endif
   gemm<T>(false, true, g.out_c, kdim, ld, T(1), gy_cols, ld, col, ld, T(1), dw, kdim, false);
 }

@@ -50,8 +50,7 @@ inline void gemm_nt_block(const float* a, std::int64_t lda, const float* b, std:
   for (int o = 0; o < 4; ++o)
 #pragma GCC unroll 4
     for (int r = 0; r < 4; ++r) acc[o][r] = _mm512_setzero_ps();
-  for (std::int64_t p = 0; p < k; p += 16) {
-    const __mmask16 m = tail_mask(k - p);
+  const auto step = [&](std::int64_t p, __mmask16 m) {
     __m512 bv[MR];
 #pragma GCC unroll 4
     for (int r = 0; r < MR; ++r) bv[r] = _mm512_maskz_loadu_ps(m, b + r * ldb + p);
@@ -61,7 +60,11 @@ inline void gemm_nt_block(const float* a, std::int64_t lda, const float* b, std:
 #pragma GCC unroll 4
       for (int r = 0; r < MR; ++r) acc[o][r] = _mm512_fmadd_ps(av, bv[r], acc[o][r]);
     }
-  }
+  };
+  std::int64_t p = 0;
+#pragma GCC unroll 2
+  for (; p + 16 <= k; p += 16) step(p, 0xFFFF);
+  if (p < k) step(p, tail_mask(k - p));
   // 128-bit lane o of `sums` = row o's four sums.
   __m512 rows[4];
 #pragma GCC unroll 4
@@ -96,9 +99,13 @@ inline void gemm_nt_row_block(const float* a, std::int64_t lda, const float* b, 
 /// callers run it inside their own parallel chunks.
 inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda,
                     const float* b, std::int64_t ldb, float* c, std::int64_t ldc) {
-  // A panel of B's rows (12 x 512 floats, 24 KB) stays in L1 while every block of A's rows
-  // passes over it; each block of 4 A rows (8 KB) is read from L2 once per panel.
-  constexpr std::int64_t kc = 512, nb = 12;
+  // A panel of 8 of B's rows stays in L1 while every block of 4 A rows passes over it
+  // (at most 8 + 4 rows of 768 floats: 36 KB); each block of A is read from L2 once per
+  // panel. k is split into equal chunks of at most 768 floats, each of which costs one sum
+  // across lanes per block of C. Both sizes measured: bench/NOTES.md step 17.
+  constexpr std::int64_t nb = 8, kMaxChunk = 768;
+  const std::int64_t chunks = (k + kMaxChunk - 1) / kMaxChunk;
+  const std::int64_t kc = ((k + chunks - 1) / chunks + 15) / 16 * 16;
   for (std::int64_t p = 0; p < k; p += kc) {
     const std::int64_t kk = std::min(kc, k - p);
     for (std::int64_t r = 0; r < n; r += nb) {
