@@ -240,12 +240,21 @@ inline std::int64_t conv2d_backward_scratch(const Conv2dGeometry& g) {
 
 namespace detail {
 
-/// dw += gy_cols col^T ([out_c, ld] times [kdim, ld]^T): dot products along the rows in
-/// place for float32 with AVX-512 (gemm_nt; a packed GEMM copies both operands first),
-/// Eigen otherwise.
+/// im2col for `count` samples from xs side by side: sample j's columns start at col + j * cols.
 template <typename T>
-void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const T* col, std::int64_t ld, T* dw) {
+void im2col_group(const Conv2dGeometry& g, const T* xs, std::int64_t count, T* col, std::int64_t ld) {
+  for (std::int64_t j = 0; j < count; ++j) im2col(g, xs + j * g.c * g.h * g.w, col + j * g.col_cols(), ld);
+}
+
+/// dw += gy_cols col^T ([out_c, ld] times [kdim, ld]^T) for the group of `count` samples
+/// at xs, their columns copied out to `col` first: for float32 with AVX-512 as dot
+/// products along the rows in place (gemm_nt; a packed GEMM copies both operands again),
+/// otherwise through Eigen.
+template <typename T>
+void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const T* xs, std::int64_t count, T* col,
+                     std::int64_t ld, T* dw) {
   const std::int64_t kdim = g.col_rows();
+  im2col_group(g, xs, count, col, ld);
 #if defined(TINYNET_CPU_AVX512)
   if constexpr (std::is_same_v<T, float>) return gemm_nt(g.out_c, kdim, ld, gy_cols, ld, col, ld, dw, kdim);
 #endif
@@ -302,8 +311,16 @@ void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b,
       T* y_cols = col + g.cpu_col_size();
       detail::for_each_group(g, ch, chunks, [&](std::int64_t first, std::int64_t count) {
         const std::int64_t ld = count * cols;
-        for (std::int64_t j = 0; j < count; ++j) im2col(g, x + (first + j) * g.c * g.h * g.w, col + j * cols, ld);
+        const T* xs = x + first * g.c * g.h * g.w;
         T* ys = y + first * g.out_c * out_hw;
+        // Samples side by side: each one's columns out to y, adding the bias.
+        const auto unpack = [&] {
+          for (std::int64_t j = 0; j < count; ++j)
+            for (std::int64_t o = 0; o < g.out_c; ++o)
+              copy_plus_run(ys + (j * g.out_c + o) * out_hw, y_cols + o * ld + j * cols, b != nullptr ? b[o] : T(0),
+                            out_hw, relu);
+        };
+        detail::im2col_group(g, xs, count, col, ld);
 #if defined(TINYNET_CPU_AVX512)
         if constexpr (std::is_same_v<T, float>) {
           if (direct) {  // bias and ReLU applied as the product is stored
@@ -311,10 +328,7 @@ void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b,
             return;
           }
           gemm_rows(g.out_c, ld, kdim, w, kdim, col, ld, y_cols, ld, nullptr, false, chunks == 1);
-          for (std::int64_t j = 0; j < count; ++j)
-            for (std::int64_t o = 0; o < g.out_c; ++o)
-              copy_plus_run(ys + (j * g.out_c + o) * out_hw, y_cols + o * ld + j * cols, b != nullptr ? b[o] : T(0),
-                            out_hw, relu);
+          unpack();
           return;
         }
 #endif
@@ -326,12 +340,8 @@ void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b,
           if (relu) relu_run(ys, g.out_c * out_hw);
           return;
         }
-        // Samples side by side, then each one's columns out to y, adding the bias.
         gemm<T>(false, false, g.out_c, ld, kdim, T(1), w, kdim, col, ld, T(0), y_cols, ld, chunks == 1);
-        for (std::int64_t j = 0; j < count; ++j)
-          for (std::int64_t o = 0; o < g.out_c; ++o)
-            copy_plus_run(ys + (j * g.out_c + o) * out_hw, y_cols + o * ld + j * cols, b != nullptr ? b[o] : T(0),
-                          out_hw, relu);
+        unpack();
       });
     }
   });
@@ -384,10 +394,7 @@ void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* g
             }
           gyc = gy_cols;
         }
-        if (dw != nullptr) {
-          for (std::int64_t j = 0; j < count; ++j) im2col(g, x + (first + j) * g.c * g.h * g.w, col + j * cols, ld);
-          detail::add_weight_grad(g, gyc, col, ld, dw_part);
-        }
+        if (dw != nullptr) detail::add_weight_grad(g, gyc, x + first * g.c * g.h * g.w, count, col, ld, dw_part);
         if (db != nullptr)
           for (std::int64_t o = 0; o < g.out_c; ++o) db_part[o] += sum_run(gyc + o * ld, ld);
 #if defined(TINYNET_CPU_AVX512)
