@@ -1,14 +1,20 @@
 // The CPU backend's own small kernels against double-precision loops, over the remainders
 // their blocking leaves (rows and columns not a multiple of the register block, k not a
 // multiple of 16) and leading dimensions wider than the matrices, whose padding must stay
-// untouched.
+// untouched; then each float32 convolution path through the backend's entry points. The
+// same file is built a second time without optimisation (backend_tests_O0), as in a Debug
+// build: nothing inlined or unrolled, so an intrinsic that needs a constant would fail to
+// compile there.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <random>
 #include <vector>
 
+#include <tinynet/backend/cpu/conv2d.hpp>
 #include <tinynet/backend/cpu/gemm_nt.hpp>
 #include <tinynet/backend/cpu/gemm_rows.hpp>
 #include <tinynet/backend/cpu/short_runs.hpp>
@@ -27,12 +33,21 @@ std::vector<float> random_floats(std::size_t n, std::uint32_t seed) {
   return v;
 }
 
+/// 64-byte aligned floats, as the library's allocator hands out.
+std::unique_ptr<float[], decltype(&std::free)> aligned_floats(std::int64_t n) {
+  const auto bytes = static_cast<std::size_t>((n * 4 + 63) / 64 * 64);
+  return {static_cast<float*>(std::aligned_alloc(64, bytes == 0 ? 64 : bytes)), &std::free};
+}
+
+/// |got - want| within 1e-5 of the sum of the magnitudes of the terms behind want.
+void check_sum(double got, double want, double scale) { REQUIRE(std::fabs(got - want) <= 1e-5 * scale + 1e-6); }
+
 }  // namespace
 
 TEST_CASE("gemm_nt: C += A B^T for every remainder of its 4 x 4 blocks", "[backend][cpu]") {
   for (std::int64_t m = 1; m <= 9; ++m)
     for (std::int64_t n = 1; n <= 9; ++n)
-      for (std::int64_t k : {1, 15, 16, 17, 40, 600, 1100}) {
+      for (std::int64_t k : {0, 1, 15, 16, 17, 40, 600, 1100}) {
         INFO("m " << m << " n " << n << " k " << k);
         const std::int64_t lda = k + 3, ldb = k + 5, ldc = n + 2;
         const auto a = random_floats(static_cast<std::size_t>(m * lda), 1), b = random_floats(static_cast<std::size_t>(n * ldb), 2);
@@ -95,6 +110,83 @@ TEST_CASE("pack_rows: rows gathered into one run, several to a vector or one at 
         for (std::int64_t x = 0; x < n; ++x) REQUIRE(dst[r * n + x] == src[r * stride + x]);
       REQUIRE(dst[rows * n] == kPad);
     }
+}
+
+TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][cpu]") {
+  using tinynet::backend::cpu::Conv2dGeometry;
+  // Winograd F(2x2, 3x3) with padding; the one-channel direct kernel; im2col with output
+  // rows of 8 packed two to a vector, samples side by side, and the dot-product kernel.
+  // {n, c, h, w, out_c, kh, kw, stride h, w, padding h, w, oh, ow}
+  const Conv2dGeometry geometry[] = {
+      {2, 16, 6, 7, 17, 3, 3, 1, 1, 1, 1, 6, 7}, {2, 1, 9, 11, 5, 5, 5, 1, 1, 0, 0, 5, 7},
+      {3, 4, 12, 12, 6, 5, 5, 1, 1, 0, 0, 8, 8}};
+  CHECK(tinynet::backend::cpu::uses_winograd<float>(geometry[0]));
+  CHECK(tinynet::backend::cpu::uses_one_channel<float>(geometry[1]));
+  CHECK(geometry[2].cpu_group() == 3);
+  for (std::size_t t = 0; t < 3; ++t) {
+    const Conv2dGeometry& g = geometry[t];
+    INFO("case " << t);
+    const std::int64_t oh = g.oh, ow = g.ow, xs = g.n * g.c * g.h * g.w, ws = g.out_c * g.c * g.kh * g.kh,
+                       ys = g.n * g.out_c * oh * ow;
+    const auto x = random_floats(static_cast<std::size_t>(xs), 8), w = random_floats(static_cast<std::size_t>(ws), 9);
+    const auto b = random_floats(static_cast<std::size_t>(g.out_c), 10),
+               gy = random_floats(static_cast<std::size_t>(ys), 11);
+    std::vector<float> y(static_cast<std::size_t>(ys)), dx(static_cast<std::size_t>(xs)),
+        dw(static_cast<std::size_t>(ws)), db(static_cast<std::size_t>(g.out_c));
+    auto scratch = aligned_floats(std::max(tinynet::backend::cpu::conv2d_forward_scratch(g),
+                                           tinynet::backend::cpu::conv2d_backward_scratch(g)));
+    tinynet::backend::cpu::conv2d_forward<float>(g, x.data(), w.data(), b.data(), y.data(), scratch.get());
+    tinynet::backend::cpu::conv2d_backward<float>(g, x.data(), w.data(), gy.data(), dx.data(), false, dw.data(),
+                                                  false, db.data(), false, scratch.get());
+    const auto X = [&](std::int64_t n, std::int64_t ci, std::int64_t iy, std::int64_t ix) {
+      return double(x[static_cast<std::size_t>(((n * g.c + ci) * g.h + iy) * g.w + ix)]);
+    };
+    const auto W = [&](std::int64_t o, std::int64_t ci, std::int64_t i, std::int64_t j) {
+      return double(w[static_cast<std::size_t>(((o * g.c + ci) * g.kh + i) * g.kh + j)]);
+    };
+    const auto GY = [&](std::int64_t n, std::int64_t o, std::int64_t oy, std::int64_t ox) {
+      return double(gy[static_cast<std::size_t>(((n * g.out_c + o) * oh + oy) * ow + ox)]);
+    };
+    std::vector<double> want_dx(static_cast<std::size_t>(xs)), scale_dx(static_cast<std::size_t>(xs));
+    for (std::int64_t o = 0; o < g.out_c; ++o) {
+      double want_db = 0, scale_db = 0;
+      for (std::int64_t n = 0; n < g.n; ++n)
+        for (std::int64_t oy = 0; oy < oh; ++oy)
+          for (std::int64_t ox = 0; ox < ow; ++ox) {
+            double want = b[static_cast<std::size_t>(o)], scale = std::fabs(want);
+            for (std::int64_t ci = 0; ci < g.c; ++ci)
+              for (std::int64_t i = 0; i < g.kh; ++i)
+                for (std::int64_t j = 0; j < g.kh; ++j) {
+                  const std::int64_t iy = oy + i - g.ph, ix = ox + j - g.ph;
+                  if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
+                  want += W(o, ci, i, j) * X(n, ci, iy, ix);
+                  scale += std::fabs(W(o, ci, i, j) * X(n, ci, iy, ix));
+                  const auto at = static_cast<std::size_t>(((n * g.c + ci) * g.h + iy) * g.w + ix);
+                  want_dx[at] += W(o, ci, i, j) * GY(n, o, oy, ox);
+                  scale_dx[at] += std::fabs(W(o, ci, i, j) * GY(n, o, oy, ox));
+                }
+            check_sum(y[static_cast<std::size_t>(((n * g.out_c + o) * oh + oy) * ow + ox)], want, scale);
+            want_db += GY(n, o, oy, ox);
+            scale_db += std::fabs(GY(n, o, oy, ox));
+          }
+      check_sum(db[static_cast<std::size_t>(o)], want_db, scale_db);
+      for (std::int64_t ci = 0; ci < g.c; ++ci)
+        for (std::int64_t i = 0; i < g.kh; ++i)
+          for (std::int64_t j = 0; j < g.kh; ++j) {
+            double want = 0, scale = 0;
+            for (std::int64_t n = 0; n < g.n; ++n)
+              for (std::int64_t oy = 0; oy < oh; ++oy)
+                for (std::int64_t ox = 0; ox < ow; ++ox) {
+                  const std::int64_t iy = oy + i - g.ph, ix = ox + j - g.ph;
+                  if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
+                  want += GY(n, o, oy, ox) * X(n, ci, iy, ix);
+                  scale += std::fabs(GY(n, o, oy, ox) * X(n, ci, iy, ix));
+                }
+            check_sum(dw[static_cast<std::size_t>(((o * g.c + ci) * g.kh + i) * g.kh + j)], want, scale);
+          }
+    }
+    for (std::size_t i = 0; i < want_dx.size(); ++i) check_sum(dx[i], want_dx[i], scale_dx[i]);
+  }
 }
 
 #endif  // TINYNET_CPU_AVX512

@@ -22,13 +22,14 @@ struct ConvCase {
 // Stride 1 without padding takes the CPU's row-copy im2col and gathering col2im: those
 // cases include non-square kernels, a kernel as wide as the input, rows longer than one
 // vector register (20, 37), rows of 1, 2, 4 and 8 that im2col packs several to a vector
-// (with and without a partial last vector) and channel counts that split into chunks.
+// (with and without a partial last vector), channel counts that split into chunks, and
+// 784 output pixels, more than one chunk of k for the weight gradient's dot products.
 const ConvCase kCases[] = {
     {1, 1, 5, 5, 1, 3, 3, 1, 0},   {2, 3, 7, 6, 4, 3, 3, 2, 1},  {3, 2, 8, 5, 3, 1, 1, 1, 0},
     {1, 2, 6, 9, 2, 2, 3, 1, 1},   {2, 1, 4, 4, 2, 3, 3, 2, 0},  {1, 1, 3, 3, 1, 5, 5, 1, 1},
     {4, 2, 5, 5, 3, 3, 3, 1, 1},   {3, 2, 7, 6, 3, 2, 3, 1, 0},  {2, 3, 5, 4, 2, 3, 4, 1, 0},
     {5, 2, 22, 20, 3, 3, 3, 1, 0}, {2, 1, 9, 37, 4, 4, 2, 1, 0},  {3, 4, 12, 12, 6, 5, 5, 1, 0},
-    {2, 2, 10, 3, 3, 2, 2, 1, 0},
+    {2, 2, 10, 3, 3, 2, 2, 1, 0},  {2, 2, 20, 3, 3, 2, 3, 1, 0},  {1, 1, 30, 30, 2, 3, 3, 1, 0},
 };
 
 // Shapes that take Winograd F(2x2, 3x3) in float32 (AVX-512 builds): padding 0, 1 and 2,

@@ -71,12 +71,15 @@ inline void gemm_nt_block(const float* a, std::int64_t lda, const float* b, std:
   for (int o = 0; o < 4; ++o)
     rows[o] = sum_quad_ps(sum_pair_ps(acc[o][0], acc[o][1]), sum_pair_ps(acc[o][2], acc[o][3]));
   const __m512 sums = sum_lanes_ps(sum_lanes_ps(rows[0], rows[1]), sum_lanes_ps(rows[2], rows[3]));
+  // Through memory: extracting lane o takes a constant o, which an unoptimised build
+  // (the loop not unrolled) does not have.
+  alignas(64) float sum[16];
+  _mm512_store_ps(sum, sums);
   const __mmask8 cols = static_cast<__mmask8>((1u << MR) - 1u);
 #pragma GCC unroll 4
   for (int o = 0; o < MO; ++o) {
     float* row = c + o * ldc;
-    const __m128 s = _mm512_maskz_extractf32x4_ps(0xF, sums, o);
-    _mm_mask_storeu_ps(row, cols, _mm_add_ps(_mm_maskz_loadu_ps(cols, row), s));
+    _mm_mask_storeu_ps(row, cols, _mm_add_ps(_mm_maskz_loadu_ps(cols, row), _mm_load_ps(sum + 4 * o)));
   }
 }
 
@@ -104,6 +107,7 @@ inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, const float*
   // panel. k is split into equal chunks of at most 768 floats, each of which costs one sum
   // across lanes per block of C. Both sizes measured: bench/NOTES.md step 17.
   constexpr std::int64_t nb = 8, kMaxChunk = 768;
+  if (m <= 0 || n <= 0 || k <= 0) return;
   const std::int64_t chunks = (k + kMaxChunk - 1) / kMaxChunk;
   const std::int64_t kc = ((k + chunks - 1) / chunks + 15) / 16 * 16;
   for (std::int64_t p = 0; p < k; p += kc) {

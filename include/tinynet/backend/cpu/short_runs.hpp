@@ -8,6 +8,7 @@
 #include "tinynet/core/config.hpp"
 
 #include <cstdint>
+#include <type_traits>
 
 #if defined(TINYNET_CPU_AVX512)
 #include <immintrin.h>
@@ -94,7 +95,7 @@ inline void pack_rows_by(float* dst, const float* src, std::int64_t src_stride, 
 template <typename T>
 inline void pack_rows(T* dst, const T* src, std::int64_t src_stride, std::int64_t rows, std::int64_t n) {
 #if defined(TINYNET_CPU_AVX512)
-  if constexpr (sizeof(T) == 4) {
+  if constexpr (std::is_same_v<T, float>) {
     switch (n) {
       case 1: return detail::pack_rows_by<16>(dst, src, src_stride, rows);
       case 2: return detail::pack_rows_by<8>(dst, src, src_stride, rows);
