@@ -83,8 +83,7 @@ inline void pack_rows_by(float* dst, const float* src, std::int64_t src_stride, 
       v = _mm512_mask_loadu_ps(v, lanes_between(s * n, (s + 1) * n), src + (r + s) * src_stride - s * n);
     _mm512_storeu_ps(dst + r * n, v);
   }
-  for (; r < rows; ++r)
-    _mm512_mask_storeu_ps(dst + r * n, lanes_between(0, n), _mm512_maskz_loadu_ps(lanes_between(0, n), src + r * src_stride));
+  for (; r < rows; ++r) copy_run(dst + r * n, src + r * src_stride, n);
 }
 }  // namespace detail
 #endif
