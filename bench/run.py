@@ -8,6 +8,9 @@ time from clean. Prints tables of medians with ratios and writes every figure an
 machine description to a JSON file.
 
   python3 bench/run.py --build-dir build/release --data-dir ../shared/data [--reps 3] [--out bench.json]
+
+--baseline-build-dir DIR adds another tinynet build (e.g. the previous commit's) to the
+alternation, so a change is measured against what it replaces in the same run.
 """
 import argparse
 import json
@@ -31,6 +34,7 @@ parser.add_argument("--models", default="net,lenet")
 parser.add_argument("--out", default="bench-results.json")
 parser.add_argument("--no-ops", action="store_true", help="skip the per-op timings")
 parser.add_argument("--no-build-time", action="store_true", help="skip timing the example's build from clean")
+parser.add_argument("--baseline-build-dir", help="another tinynet build whose train_bench runs in the same alternation")
 args = parser.parse_args()
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -38,7 +42,8 @@ tinynet_bin = os.path.join(args.build_dir, "bench", "train_bench")
 op_bin = os.path.join(args.build_dir, "bench", "op_bench")
 torch_py = ["/usr/bin/python3", os.path.join(here, "pytorch_bench.py")]
 torch_ops_py = ["/usr/bin/python3", os.path.join(here, "pytorch_op_bench.py")]
-for b in (tinynet_bin, op_bin):
+baseline_bin = os.path.join(args.baseline_build_dir, "bench", "train_bench") if args.baseline_build_dir else None
+for b in (tinynet_bin, op_bin) + ((baseline_bin,) if baseline_bin else ()):
     if not os.path.exists(b):
         sys.exit(f"{b} not found: configure with -DTINYNET_BUILD_BENCH=ON and build targets train_bench op_bench")
 
@@ -73,6 +78,8 @@ impls = {
     "pytorch-tuned": lambda m, t: torch_py + ["--model", m, "--threads", str(t), "--batches", str(args.batches),
                                               "--warmup", str(args.warmup), "--data-dir", args.data_dir, "--tuned"],
 }
+if baseline_bin:
+    impls["baseline"] = lambda m, t: [baseline_bin] + impls["tinynet"](m, t)[1:]
 for t in threads:
     for rep in range(args.reps):
         for m in models:
@@ -160,10 +167,17 @@ for t in threads:
                "fraction_of_sgemm_ceiling": median("tinynet", m, t, "gflops") / ceiling,
                "tinynet_max_rss_mb": median("tinynet", m, t, "max_rss_mb"),
                "pytorch_max_rss_mb": median("pytorch-tuned", m, t, "max_rss_mb")}
+        if baseline_bin:
+            row["baseline_images_per_s"] = median("baseline", m, t)
         table.append(row)
         print(f"{m:6s} {t:7d} {ours:14.0f} {row['pytorch_images_per_s']:9.0f} {row['pytorch_tuned_images_per_s']:9.0f} "
               f"{row['time_ratio_vs_best_pytorch']:10.2f} {row['tinynet_epoch_s']:8.1f} {row['tinynet_gflops']:8.1f} "
               f"{row['fraction_of_sgemm_ceiling']:8.0%} {row['tinynet_max_rss_mb']:7.0f} {row['pytorch_max_rss_mb']:9.0f}")
+if baseline_bin:
+    print(f"\nAgainst the baseline build ({args.baseline_build_dir}), same alternation:")
+    for row in table:
+        print(f"{row['model']:6s} {row['threads']:7d} this {row['tinynet_images_per_s']:8.0f} img/s, baseline "
+              f"{row['baseline_images_per_s']:8.0f} img/s, ratio {row['tinynet_images_per_s'] / row['baseline_images_per_s']:.3f}")
 for s in results["sgemm"]:
     print(f"SGEMM 2048 through {s['impl']:8s} {s['threads']} threads: {s['gflops']:.1f} GFLOP/s")
 print("time ratio = tinynet time / the faster PyTorch's time (< 1: tinynet is faster)")

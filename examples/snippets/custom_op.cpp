@@ -6,13 +6,14 @@
 #include <cstdio>
 
 // [kernel]
-namespace my_ops::cpu {
+namespace my_ops {
+
+using tinynet::backend::cpu::Tag;
 
 // y = log(1 + e^x), without overflow for large x.
 template <typename T>
-void softplus_forward(const T* x, T* y, std::int64_t n) {
-  using namespace tinynet::backend::cpu;
-  parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+void softplus_forward(Tag, const T* x, T* y, std::int64_t n) {
+  tinynet::parallel_for(n, tinynet::kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t i = lo; i < hi; ++i)
       y[i] = x[i] > T(0) ? x[i] + std::log1p(std::exp(-x[i])) : std::log1p(std::exp(x[i]));
   });
@@ -20,9 +21,8 @@ void softplus_forward(const T* x, T* y, std::int64_t n) {
 
 // dx = gy * sigmoid(x): writes dx, or adds into it when `accumulate`.
 template <typename T>
-void softplus_backward(const T* gy, const T* x, T* dx, std::int64_t n, bool accumulate) {
-  using namespace tinynet::backend::cpu;
-  parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+void softplus_backward(Tag, const T* gy, const T* x, T* dx, std::int64_t n, bool accumulate) {
+  tinynet::parallel_for(n, tinynet::kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t i = lo; i < hi; ++i) {
       const T d = gy[i] / (T(1) + std::exp(-x[i]));
       dx[i] = accumulate ? dx[i] + d : d;
@@ -30,7 +30,7 @@ void softplus_backward(const T* gy, const T* x, T* dx, std::int64_t n, bool accu
   });
 }
 
-}  // namespace my_ops::cpu
+}  // namespace my_ops
 // [kernel]
 
 // [op]
@@ -46,8 +46,8 @@ class SoftplusNode final : public autograd::Node {
   void release() override { x_ = Tensor(); }
   void backward(const Tensor& gy) override {
     const autograd::GradSlot dx = input_grad(0);
-    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
-      cpu::softplus_backward(gy.data<T>(), x_.data<T>(), dx.grad.data<T>(), gy.numel(), dx.accumulate);
+    ops::detail::dispatch(gy, name(), [&]<typename T>(auto be) {
+      softplus_backward(be, gy.data<T>(), x_.data<T>(), dx.grad.data<T>(), gy.numel(), dx.accumulate);
     });
   }
 
@@ -59,8 +59,9 @@ class SoftplusNode final : public autograd::Node {
 inline Tensor softplus(const Tensor& x) {
   ops::detail::check_float_input("softplus", x);
   Tensor y = ops::detail::new_output(x.shape(), x);
-  dispatch_floating(x.dtype(), "softplus",
-                    [&]<typename T>() { cpu::softplus_forward(x.data<T>(), y.data<T>(), x.numel()); });
+  ops::detail::dispatch(x, "softplus", [&]<typename T>(auto be) {
+    softplus_forward(be, x.data<T>(), y.data<T>(), x.numel());
+  });
   if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<SoftplusNode>(x), {&x});
   return y;
 }

@@ -3,13 +3,13 @@
 /// Every layer, Module and Sequential.
 
 #include "tinynet/nn/activation.hpp"
-#include "tinynet/nn/batchnorm.hpp"
+#include "tinynet/nn/batch_norm.hpp"
 #include "tinynet/nn/conv2d.hpp"
 #include "tinynet/nn/dropout.hpp"
 #include "tinynet/nn/flatten.hpp"
 #include "tinynet/nn/init.hpp"
 #include "tinynet/nn/linear.hpp"
 #include "tinynet/nn/module.hpp"
-#include "tinynet/nn/pooling.hpp"
+#include "tinynet/nn/pool2d.hpp"
 #include "tinynet/nn/sample.hpp"
 #include "tinynet/nn/sequential.hpp"

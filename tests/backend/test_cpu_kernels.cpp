@@ -15,9 +15,9 @@
 #include <vector>
 
 #include <tinynet/backend/cpu/conv2d.hpp>
-#include <tinynet/backend/cpu/gemm_nt.hpp>
-#include <tinynet/backend/cpu/gemm_rows.hpp>
-#include <tinynet/backend/cpu/short_runs.hpp>
+#include <tinynet/backend/cpu/detail/gemm_nt.hpp>
+#include <tinynet/backend/cpu/detail/gemm_rows.hpp>
+#include <tinynet/backend/cpu/detail/short_runs.hpp>
 
 #if defined(TINYNET_CPU_AVX512)
 
@@ -113,7 +113,8 @@ TEST_CASE("pack_rows: rows gathered into one run, several to a vector or one at 
 }
 
 TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][cpu]") {
-  using tinynet::backend::cpu::Conv2dGeometry;
+  using tinynet::backend::Conv2dGeometry;
+  const tinynet::backend::cpu::Tag cpu;
   // Winograd F(2x2, 3x3) with padding; the one-channel direct kernel; im2col with output
   // rows of 8 packed two to a vector, samples side by side, and the dot-product kernel.
   // {n, c, h, w, out_c, kh, kw, stride h, w, padding h, w, oh, ow}
@@ -122,7 +123,7 @@ TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][c
       {3, 4, 12, 12, 6, 5, 5, 1, 1, 0, 0, 8, 8}};
   CHECK(tinynet::backend::cpu::uses_winograd<float>(geometry[0]));
   CHECK(tinynet::backend::cpu::uses_one_channel<float>(geometry[1]));
-  CHECK(geometry[2].cpu_group() == 3);
+  CHECK(tinynet::backend::cpu::cpu_group(geometry[2]) == 3);
   for (std::size_t t = 0; t < 3; ++t) {
     const Conv2dGeometry& g = geometry[t];
     INFO("case " << t);
@@ -133,11 +134,11 @@ TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][c
                gy = random_floats(static_cast<std::size_t>(ys), 11);
     std::vector<float> y(static_cast<std::size_t>(ys)), dx(static_cast<std::size_t>(xs)),
         dw(static_cast<std::size_t>(ws)), db(static_cast<std::size_t>(g.out_c));
-    auto scratch = aligned_floats(std::max(tinynet::backend::cpu::conv2d_forward_scratch(g),
-                                           tinynet::backend::cpu::conv2d_backward_scratch(g)));
-    tinynet::backend::cpu::conv2d_forward<float>(g, x.data(), w.data(), b.data(), y.data(), scratch.get());
-    tinynet::backend::cpu::conv2d_backward<float>(g, x.data(), w.data(), gy.data(), dx.data(), false, dw.data(),
-                                                  false, db.data(), false, scratch.get());
+    auto scratch = aligned_floats(std::max(tinynet::backend::cpu::conv2d_forward_scratch(cpu, g),
+                                           tinynet::backend::cpu::conv2d_backward_scratch(cpu, g, false)));
+    tinynet::backend::cpu::conv2d_forward<float>(cpu, g, x.data(), w.data(), b.data(), y.data(), scratch.get(), false);
+    tinynet::backend::cpu::conv2d_backward<float>(cpu, g, x.data(), w.data(), gy.data(), dx.data(), false, dw.data(),
+                                                  false, db.data(), false, scratch.get(), nullptr);
     const auto X = [&](std::int64_t n, std::int64_t ci, std::int64_t iy, std::int64_t ix) {
       return double(x[static_cast<std::size_t>(((n * g.c + ci) * g.h + iy) * g.w + ix)]);
     };

@@ -88,7 +88,7 @@ struct ThreadCountRestorer {
 /// taken (AVX-512 builds): the output against the reference loop; the values and the
 /// gradients of conv2d and conv2d_relu (the input's with `input_grad`); and conv2d_relu
 /// exactly relu(conv2d).
-void check_float32_kernels(const ConvCase& k, bool (*uses)(const backend::cpu::Conv2dGeometry&), bool input_grad,
+void check_float32_kernels(const ConvCase& k, bool (*uses)(const backend::Conv2dGeometry&), bool input_grad,
                            std::uint64_t seed) {
   INFO(get_num_threads() << " threads, x [" << k.n << "," << k.c << "," << k.h << "," << k.w << "] kernel " << k.kh
                          << "x" << k.kw << " out " << k.out_c << " padding " << k.padding

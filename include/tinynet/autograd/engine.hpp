@@ -7,10 +7,8 @@
 #include <vector>
 
 #include "tinynet/autograd/node.hpp"
-
-#if defined(TINYNET_WITH_CUDA)
-#include "tinynet/backend/cuda/elementwise.hpp"
-#endif
+#include "tinynet/backend/cpu/elementwise.hpp"
+#include "tinynet/backend/cuda/elementwise.hpp"  // empty in builds without CUDA
 
 namespace tinynet::autograd {
 
@@ -39,7 +37,7 @@ inline void backward(const Tensor& root, const Tensor& seed = Tensor()) {
   if (!grad.defined()) {
     TINYNET_CHECK(ShapeError, root.numel() == 1, "backward(): a seed gradient is needed for a non-scalar output of shape ",
                       root.shape(), "; pass one of the same shape or reduce the output (sum, mean) first");
-    grad = ones(root.shape(), root.options());
+    grad = Tensor(root.shape(), root.options()).fill_(1.0);
   } else {
     TINYNET_CHECK(ShapeError, grad.shape() == root.shape(), "backward(): seed gradient has shape ", grad.shape(),
                       ", output has shape ", root.shape());
@@ -99,18 +97,8 @@ inline void accumulate_into_leaf(const std::shared_ptr<tinynet::detail::TensorIm
                     ", new gradient ", g.shape());
   TINYNET_CHECK(TypeError, dst.device() == g.device(), "backward(): accumulated grad is on ", dst.device(),
                 ", new gradient on ", g.device());
-#if defined(TINYNET_WITH_CUDA)
-  if (dst.device().is_cuda()) {
-    dispatch_floating(dst.dtype(), "backward", [&]<typename T>() {
-      backend::cuda::copy_or_add(g.data<T>(), dst.data<T>(), dst.numel(), true);
-    });
-    return;
-  }
-#endif
-  dispatch_floating(dst.dtype(), "backward", [&]<typename T>() {
-    T* d = dst.data<T>();
-    const T* s = g.data<T>();
-    for (std::int64_t i = 0, n = dst.numel(); i < n; ++i) d[i] += s[i];
+  backend::dispatch(dst.device(), dst.dtype(), "backward", [&]<typename T>(auto be) {
+    copy_or_add(be, g.data<T>(), dst.data<T>(), dst.numel(), true);
   });
 }
 

@@ -14,8 +14,7 @@
 #include <vector>
 
 #include "tinynet/autograd/grad_mode.hpp"
-#include "tinynet/core/creation.hpp"
-#include "tinynet/core/tensor.hpp"
+#include "tinynet/core/detail/tensor.hpp"
 
 namespace tinynet::autograd {
 
@@ -93,7 +92,8 @@ class Node {
     for (std::size_t j = 0; j < next.size(); ++j)
       if (j != i && same_target(next[j], e)) shared = true;
     const TensorOptions opts{e.dtype, e.device, false};
-    Tensor fresh = shared ? zeros(e.shape, opts) : empty(e.shape, opts);
+    Tensor fresh(e.shape, opts);
+    if (shared) fresh.zero_();
     if (e.fn) e.fn->grad_out = fresh;
     else e.leaf->grad = fresh.impl_ptr();
     return {fresh, shared};

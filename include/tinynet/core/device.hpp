@@ -5,6 +5,7 @@
 #include <ostream>
 #include <string>
 
+#include "tinynet/core/config.hpp"
 #include "tinynet/core/error.hpp"
 
 namespace tinynet {
@@ -46,5 +47,19 @@ struct Device {
 };
 
 inline std::ostream& operator<<(std::ostream& os, Device d) { return os << d.str(); }
+
+/// Throws TypeError unless this translation unit was compiled with code for `device`: the
+/// one place where a build without CUDA refuses a CUDA device, for memory and kernels alike.
+/// `what` names the caller ("device", an op).
+inline void require_compiled(Device device, const char* what) {
+#if !defined(TINYNET_WITH_CUDA)
+  TINYNET_CHECK(TypeError, device.is_cpu(), what, ": ", device,
+                " requested, but this translation unit was compiled without CUDA "
+                "(compile it with nvcc so that TINYNET_WITH_CUDA is defined; see docs/gpu.md)");
+#else
+  (void)device;
+  (void)what;
+#endif
+}
 
 }  // namespace tinynet

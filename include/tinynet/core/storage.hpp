@@ -16,14 +16,11 @@ namespace tinynet {
 
 /// The caching allocator for `device`; a clear error when tinynet was built without CUDA.
 inline Allocator& allocator_for(Device device) {
-  if (device.is_cpu()) return cpu_allocator();
+  require_compiled(device, "device");
 #if defined(TINYNET_WITH_CUDA)
-  return cuda_allocator(device.index);
-#else
-  throw TypeError("device " + device.str() +
-                  " requested, but this translation unit was compiled without CUDA "
-                  "(compile it with nvcc so that TINYNET_WITH_CUDA is defined; see docs/gpu.md)");
+  if (device.is_cuda()) return cuda_allocator(device.index);
 #endif
+  return cpu_allocator();
 }
 
 namespace detail {

@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "tinynet/backend/cpu/parallel.hpp"
+#include "tinynet/core/parallel.hpp"
 #include "tinynet/core/error.hpp"
 #include "tinynet/data/dataset.hpp"
 #include "tinynet/data/sampler.hpp"
@@ -157,7 +157,7 @@ class DataLoader {
     }
 
     void launch(std::int64_t k) {
-      backend::cpu::detail::ensure_thread_setting();  // the task runs under tinynet's thread cap
+      tinynet::detail::ensure_thread_setting();  // the task runs under tinynet's thread cap
       in_flight = true;
       group.run([this, k] { next = fetch(batch_indices(k)); });
     }

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <span>
 
-#include "tinynet/backend/cpu/parallel.hpp"
+#include "tinynet/core/parallel.hpp"
 #include "tinynet/core/tensor.hpp"
 
 namespace tinynet::data {
@@ -56,7 +56,7 @@ inline Tensor gather_rows(const Tensor& src, std::span<const std::int64_t> indic
   // Rows are independent; spread big batches (e.g. the 1000-image test batches) over threads.
   const auto n = static_cast<std::int64_t>(indices.size());
   const std::int64_t grain = std::max<std::int64_t>(1, (std::int64_t{1} << 18) / std::max<std::size_t>(row_bytes, 1));
-  backend::cpu::parallel_for(n, grain, [&](std::int64_t begin, std::int64_t end) {
+  parallel_for(n, grain, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t k = begin; k < end; ++k)
       std::memcpy(to + static_cast<std::size_t>(k) * row_bytes,
                   from + static_cast<std::size_t>(indices[static_cast<std::size_t>(k)]) * row_bytes, row_bytes);

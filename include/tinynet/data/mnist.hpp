@@ -24,7 +24,7 @@
 #include <span>
 #include <string>
 
-#include "tinynet/backend/cpu/parallel.hpp"
+#include "tinynet/core/parallel.hpp"
 #include "tinynet/core/tensor.hpp"
 #include "tinynet/data/dataset.hpp"
 #include "tinynet/data/error.hpp"
@@ -136,7 +136,7 @@ inline MNIST::MNIST(const std::filesystem::path& root, const MNISTOptions& opts,
   float* px = data_.data<float>();
   const std::uint8_t* raw = images.bytes.data();
   // x / 255 exactly as torchvision's ToTensor computes it.
-  backend::cpu::parallel_for(data_.numel(), backend::cpu::kElementwiseGrain, [&](std::int64_t b, std::int64_t e) {
+  parallel_for(data_.numel(), kElementwiseGrain, [&](std::int64_t b, std::int64_t e) {
     for (std::int64_t i = b; i < e; ++i) px[i] = static_cast<float>(raw[i]) / 255.0f;
   });
   targets_ = Tensor(Shape{n}, {DType::int64, Device::cpu(), false});

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "tinynet/backend/cpu/parallel.hpp"
+#include "tinynet/core/parallel.hpp"
 #include "tinynet/core/tensor.hpp"
 
 namespace tinynet::data {
@@ -33,7 +33,7 @@ struct Normalize {
     const float m = static_cast<float>(mean), s = static_cast<float>(std);
     const float* in = x.data<float>();
     float* o = out.data<float>();
-    backend::cpu::parallel_for(x.numel(), backend::cpu::kElementwiseGrain, [&](std::int64_t b, std::int64_t e) {
+    parallel_for(x.numel(), kElementwiseGrain, [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t i = b; i < e; ++i) o[i] = (in[i] - m) / s;
     });
     return out;

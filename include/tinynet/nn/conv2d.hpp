@@ -2,6 +2,7 @@
 /// \file
 /// Conv2d<Out, K, Stride, Pad>: 2-d convolution layer, weight [Out, C, K, K], bias [Out].
 
+#include "tinynet/nn/activation.hpp"
 #include "tinynet/nn/init.hpp"
 #include "tinynet/nn/module.hpp"
 #include "tinynet/nn/sample.hpp"
@@ -46,8 +47,9 @@ class Conv2d : public Module<Conv2d<Out, K, Stride, Pad>> {
   explicit Conv2d(SampleDims in) : Conv2d(in[0]) {}
 
   Tensor forward(const Tensor& x) { return conv2d(x, weight_, bias_, Stride, Pad); }
-  /// relu(forward(x)) as one fused op; Sequential calls it for a Conv2d followed by a ReLU.
-  Tensor forward_relu(const Tensor& x) { return conv2d_relu(x, weight_, bias_, Stride, Pad); }
+  /// relu(forward(x)) as one fused op (conv2d_relu): a Conv2d absorbs the ReLU after it
+  /// (Sequential calls this for that pair).
+  Tensor forward_with(const ReLU&, const Tensor& x) { return conv2d_relu(x, weight_, bias_, Stride, Pad); }
 
   template <class V>
   void visit(V&& v) {

@@ -19,7 +19,6 @@
 #include <type_traits>
 #include <utility>
 
-#include "tinynet/nn/activation.hpp"
 #include "tinynet/nn/module.hpp"
 #include "tinynet/nn/sample.hpp"
 
@@ -32,12 +31,14 @@ concept Layer = ModuleLike<L> && requires(L& l, const Tensor& x) {
   { l.forward(x) } -> std::convertible_to<Tensor>;
 };
 
-/// Applies Layer's shape rule to InputShape; the name shows up in compile errors.
-/// A layer that can apply a following ReLU itself (forward_relu).
-template <class L>
-concept FusesReLU = requires(L l, const Tensor& x) {
-  { l.forward_relu(x) } -> std::convertible_to<Tensor>;
+/// A layer that can absorb the layer after it into its own op: it declares
+/// `forward_with(const Next&, x)`, returning next(layer(x)) (Conv2d does for ReLU).
+template <class L, class Next>
+concept Absorbs = requires(L& l, const Next& next, const Tensor& x) {
+  { l.forward_with(next, x) } -> std::convertible_to<Tensor>;
 };
+
+/// Applies Layer's shape rule to InputShape; the name shows up in compile errors.
 
 template <std::size_t LayerIndex, class LayerType, class InputShape>
 struct CheckedLayer {
@@ -180,17 +181,17 @@ class Sequential<Input<Dims...>, Layers...> : public Module<Sequential<Input<Dim
     return std::tuple<Layers...>(make_layer<Is>(cfgs)...);
   }
 
-  /// Layers I.. applied to h. A layer with a fused ReLU variant (Conv2d) followed by a ReLU
-  /// runs as one op: the same values and gradients, one pass over the activation fewer.
+  /// Layers I.. applied to h. A layer that absorbs the one after it (Conv2d then ReLU) runs
+  /// the pair as one op: the same values and gradients, one pass over the activation fewer.
   template <std::size_t I>
   Tensor forward_from(const Tensor& h) {
     if constexpr (I == sizeof...(Layers)) {
       return h;
     } else {
       using L = std::tuple_element_t<I, std::tuple<Layers...>>;
-      if constexpr (I + 1 < sizeof...(Layers) && detail::FusesReLU<L>) {
-        if constexpr (std::is_same_v<std::tuple_element_t<I + 1, std::tuple<Layers...>>, ReLU>)
-          return forward_from<I + 2>(std::get<I>(layers_).forward_relu(h));
+      if constexpr (I + 1 < sizeof...(Layers)) {
+        if constexpr (detail::Absorbs<L, std::tuple_element_t<I + 1, std::tuple<Layers...>>>)
+          return forward_from<I + 2>(std::get<I>(layers_).forward_with(std::get<I + 1>(layers_), h));
       }
       return forward_from<I + 1>(std::get<I>(layers_)(h));
     }

@@ -2,14 +2,9 @@
 /// \file
 /// batch_norm over the channel dim of an [N, C, H, W] (or [N, C]) input.
 
-#include <cmath>
-
 #include "tinynet/backend/cpu/batch_norm.hpp"
+#include "tinynet/backend/cuda/batch_norm.hpp"  // empty in builds without CUDA
 #include "tinynet/ops/common.hpp"
-
-#if defined(TINYNET_WITH_CUDA)
-#include "tinynet/backend/cuda/batch_norm.hpp"
-#endif
 
 namespace tinynet {
 
@@ -19,7 +14,7 @@ namespace ops::detail {
 // gradient. Saves x, the statistics used, and w.
 class BatchNormNode final : public autograd::Node {
  public:
-  BatchNormNode(Tensor x, Tensor mean, Tensor invstd, Tensor w, backend::cpu::BatchNormGeometry g, bool training)
+  BatchNormNode(Tensor x, Tensor mean, Tensor invstd, Tensor w, backend::BatchNormGeometry g, bool training)
       : x_(std::move(x)),
         mean_(std::move(mean)),
         invstd_(std::move(invstd)),
@@ -33,30 +28,17 @@ class BatchNormNode final : public autograd::Node {
     if (needs_input_grad(0)) sx = input_grad(0);
     if (needs_input_grad(1)) sw = input_grad(1);
     if (needs_input_grad(2)) sb = input_grad(2);
-#if defined(TINYNET_WITH_CUDA)
-    if (gy.device().is_cuda()) {
-      Tensor sums(Shape{2 * g_.c}, {DType::float64, gy.device(), false});
-      dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
-        backend::cuda::batch_norm_backward(g_, x_.data<T>(), mean_.data<T>(), invstd_.data<T>(),
-                                           w_.defined() ? w_.data<T>() : nullptr, gy.data<T>(), training_,
-                                           sx.template data_or_null<T>(), sx.accumulate, sw.template data_or_null<T>(),
-                                           sw.accumulate, sb.template data_or_null<T>(), sb.accumulate,
-                                           sums.data<double>());
-      });
-      return;
-    }
-#endif
-    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
-      backend::cpu::batch_norm_backward(g_, x_.data<T>(), mean_.data<T>(), invstd_.data<T>(),
-                                        w_.defined() ? w_.data<T>() : nullptr, gy.data<T>(), training_,
-                                        sx.template data_or_null<T>(), sx.accumulate, sw.template data_or_null<T>(),
-                                        sw.accumulate, sb.template data_or_null<T>(), sb.accumulate);
+    Tensor sums(Shape{2 * g_.c}, {DType::float64, gy.device(), false});
+    dispatch(gy, name(), [&]<typename T>(auto be) {
+      batch_norm_backward(be, g_, x_.data<T>(), mean_.data<T>(), invstd_.data<T>(), data_or_null<T>(w_), gy.data<T>(),
+                          training_, sx.template data_or_null<T>(), sx.accumulate, sw.template data_or_null<T>(),
+                          sw.accumulate, sb.template data_or_null<T>(), sb.accumulate, sums.data<double>());
     });
   }
 
  private:
   Tensor x_, mean_, invstd_, w_;
-  backend::cpu::BatchNormGeometry g_;
+  backend::BatchNormGeometry g_;
   bool training_;
 };
 
@@ -74,7 +56,7 @@ inline Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tens
   TINYNET_CHECK(ShapeError, x.dim() == 2 || x.dim() == 4,
                 "batch_norm: expected input of rank 2 (N, C) or 4 (N, C, H, W), got shape ", x.shape());
   const std::int64_t c = x.size(1);
-  const backend::cpu::BatchNormGeometry g{x.size(0), c, x.dim() == 4 ? x.size(2) * x.size(3) : 1};
+  const backend::BatchNormGeometry g{x.size(0), c, x.dim() == 4 ? x.size(2) * x.size(3) : 1};
   for (const Tensor* t : {&running_mean, &running_var, &weight, &bias})
     if (t->defined()) {
       check_same_kind("batch_norm", x, *t, "a per-channel tensor");
@@ -87,50 +69,17 @@ inline Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tens
                 "training, got input shape ", x.shape());
 
   Tensor mean = new_output(Shape{c}, x), invstd = new_output(Shape{c}, x), y = new_output(x.shape(), x);
-#if defined(TINYNET_WITH_CUDA)
-  if (x.device().is_cuda()) {
-    dispatch_floating(x.dtype(), "batch_norm", [&]<typename T>() {
-      const auto ptr = [](const Tensor& t) { return t.defined() ? t.data<T>() : nullptr; };
-      if (training) {
-        Tensor var = new_output(Shape{c}, x);
-        backend::cuda::batch_norm_train_stats(g, x.data<T>(), mean.data<T>(), var.data<T>(), invstd.data<T>(),
-                                              ptr(running_mean), ptr(running_var), momentum, eps);
-      } else {
-        backend::cuda::batch_norm_eval_stats(g, running_mean.data<T>(), running_var.data<T>(), mean.data<T>(),
-                                             invstd.data<T>(), eps);
-      }
-      backend::cuda::batch_norm_apply(g, x.data<T>(), mean.data<T>(), invstd.data<T>(), ptr(weight), ptr(bias),
-                                      y.data<T>());
-    });
-    if (autograd::any_needs_grad(x, weight, bias))
-      autograd::record(y, std::make_shared<BatchNormNode>(x, mean, invstd, weight, g, training), {&x, &weight, &bias});
-    return y;
-  }
-#endif
-  dispatch_floating(x.dtype(), "batch_norm", [&]<typename T>() {
-    T* mp = mean.data<T>();
-    T* ip = invstd.data<T>();
+  dispatch(x, "batch_norm", [&]<typename T>(auto be) {
     if (training) {
       Tensor var = new_output(Shape{c}, x);
-      backend::cpu::batch_norm_stats(g, x.data<T>(), mp, var.data<T>());
-      const T* vp = var.data<T>();
-      const double unbias = static_cast<double>(g.count()) / static_cast<double>(g.count() - 1);
-      for (std::int64_t i = 0; i < c; ++i) {
-        ip[i] = T(1) / std::sqrt(vp[i] + static_cast<T>(eps));
-        if (running_mean.defined())
-          running_mean.data<T>()[i] = static_cast<T>((1 - momentum) * running_mean.data<T>()[i] + momentum * mp[i]);
-        if (running_var.defined())
-          running_var.data<T>()[i] =
-              static_cast<T>((1 - momentum) * running_var.data<T>()[i] + momentum * vp[i] * unbias);
-      }
+      batch_norm_train_stats(be, g, x.data<T>(), mean.data<T>(), var.data<T>(), invstd.data<T>(),
+                             data_or_null<T>(running_mean), data_or_null<T>(running_var), momentum, eps);
     } else {
-      for (std::int64_t i = 0; i < c; ++i) {
-        mp[i] = running_mean.data<T>()[i];
-        ip[i] = T(1) / std::sqrt(running_var.data<T>()[i] + static_cast<T>(eps));
-      }
+      batch_norm_eval_stats(be, g, running_mean.data<T>(), running_var.data<T>(), mean.data<T>(), invstd.data<T>(),
+                            eps);
     }
-    backend::cpu::batch_norm_apply(g, x.data<T>(), mp, ip, weight.defined() ? weight.data<T>() : nullptr,
-                                   bias.defined() ? bias.data<T>() : nullptr, y.data<T>());
+    batch_norm_apply(be, g, x.data<T>(), mean.data<T>(), invstd.data<T>(), data_or_null<T>(weight),
+                     data_or_null<T>(bias), y.data<T>());
   });
   if (autograd::any_needs_grad(x, weight, bias))
     autograd::record(y, std::make_shared<BatchNormNode>(x, mean, invstd, weight, g, training), {&x, &weight, &bias});

@@ -3,17 +3,15 @@
 /// conv2d: 2-d cross-correlation over NCHW input, groups = 1.
 
 #include "tinynet/backend/cpu/conv2d.hpp"
+#include "tinynet/backend/cuda/conv2d.hpp"  // empty in builds without CUDA
+#include "tinynet/core/creation.hpp"
 #include "tinynet/ops/common.hpp"
-
-#if defined(TINYNET_WITH_CUDA)
-#include "tinynet/backend/cuda/conv2d.hpp"
-#endif
 
 namespace tinynet {
 
 namespace ops::detail {
 
-inline backend::cpu::Conv2dGeometry conv2d_geometry(const Tensor& x, const Tensor& w, int stride, int padding) {
+inline backend::Conv2dGeometry conv2d_geometry(const Tensor& x, const Tensor& w, int stride, int padding) {
   check_rank("conv2d", x, 4, "input", "N, C, H, W");
   check_rank("conv2d", w, 4, "weight", "out_channels, in_channels, kH, kW");
   TINYNET_CHECK(ShapeError, w.size(2) >= 1 && w.size(3) >= 1, "conv2d: weight of shape ", w.shape(),
@@ -22,7 +20,7 @@ inline backend::cpu::Conv2dGeometry conv2d_geometry(const Tensor& x, const Tenso
   TINYNET_CHECK(ValueError, padding >= 0, "conv2d: padding must be >= 0, got ", padding);
   TINYNET_CHECK(ShapeError, x.size(1) == w.size(1), "conv2d: input has ", x.size(1), " channels (shape ", x.shape(),
                 ") but weight expects ", w.size(1), " (shape ", w.shape(), ")");
-  backend::cpu::Conv2dGeometry g{x.size(0), x.size(1), x.size(2), x.size(3), w.size(0), w.size(2), w.size(3),
+  backend::Conv2dGeometry g{x.size(0), x.size(1), x.size(2), x.size(3), w.size(0), w.size(2), w.size(3),
                                  stride,    stride,    padding,   padding,   0,         0};
   const std::int64_t hp = g.h + 2 * g.ph, wp = g.w + 2 * g.pw;
   TINYNET_CHECK(ShapeError, g.kh <= hp && g.kw <= wp, "conv2d: kernel ", g.kh, "x", g.kw,
@@ -33,86 +31,31 @@ inline backend::cpu::Conv2dGeometry conv2d_geometry(const Tensor& x, const Tenso
   return g;
 }
 
-/// y = max(t, 0), elementwise, on either device (the fused ReLU on the GPU).
-template <typename T>
-struct ReluInPlace {
-  T* y;
-  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const { y[i] = y[i] > T(0) ? y[i] : T(0); }
-};
-/// out = y > 0 ? gy : 0: the gradient through a ReLU whose output was y.
-template <typename T>
-struct ReluGrad {
-  const T* gy;
-  const T* y;
-  T* out;
-  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const { out[i] = y[i] > T(0) ? gy[i] : T(0); }
-};
-
-/// y = conv2d(x, w, b), then relu(y) with `relu`, with the kernels of x's device.
-inline void conv2d_forward_on_device(const backend::cpu::Conv2dGeometry& g, const Tensor& x, const Tensor& w,
-                                     const Tensor& b, Tensor& y, bool relu) {
-#if defined(TINYNET_WITH_CUDA)
-  if (x.device().is_cuda()) {
-    Tensor scratch = empty(Shape{backend::cuda::conv2d_forward_scratch(g)}, x.options());
-    dispatch_floating(x.dtype(), "conv2d", [&]<typename T>() {
-      backend::cuda::conv2d_forward(g, x.data<T>(), w.data<T>(), b.defined() ? b.data<T>() : nullptr, y.data<T>(),
-                                    scratch.data<T>());
-      if (relu) for_each_index(y, y.numel(), ReluInPlace<T>{y.data<T>()});
-    });
-    return;
-  }
-#endif
-  Tensor scratch = empty(Shape{backend::cpu::conv2d_forward_scratch(g)}, x.options());
-  dispatch_floating(x.dtype(), "conv2d", [&]<typename T>() {
-    backend::cpu::conv2d_forward(g, x.data<T>(), w.data<T>(), b.defined() ? b.data<T>() : nullptr, y.data<T>(),
-                                 scratch.data<T>(), relu);
-  });
-}
-
 // y[n,o] = b[o] + sum_{c,i,j} W[o,c,i,j] x[n,c,s*y+i-p, s*x+j-p]
 // dx = col2im(W^T gy);  dW = sum_n gy[n] col(x[n])^T;  db = sum_{n,y,x} gy.  Saves x and W.
 // Fused with a ReLU (conv2d_relu) it also saves its output y and uses gy * [y > 0].
 class Conv2dNode final : public autograd::Node {
  public:
-  Conv2dNode(Tensor x, Tensor w, backend::cpu::Conv2dGeometry g, Tensor y_relu = Tensor())
+  Conv2dNode(Tensor x, Tensor w, backend::Conv2dGeometry g, Tensor y_relu = Tensor())
       : x_(std::move(x)), w_(std::move(w)), y_relu_(std::move(y_relu)), g_(g) {}
   const char* name() const override { return y_relu_.defined() ? "conv2d_relu" : "conv2d"; }
   void release() override { x_ = w_ = y_relu_ = Tensor(); }
-  void backward(const Tensor& gy_in) override {
-    Tensor gy = gy_in;
+  void backward(const Tensor& gy) override {
     autograd::GradSlot sx, sw, sb;
     if (needs_input_grad(0)) sx = input_grad(0);
     if (needs_input_grad(1)) sw = input_grad(1);
     if (needs_input_grad(2)) sb = input_grad(2);
-#if defined(TINYNET_WITH_CUDA)
-    if (gy.device().is_cuda()) {
-      if (y_relu_.defined()) {
-        gy = empty_like(gy_in);
-        dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
-          for_each_index(gy, gy.numel(), ReluGrad<T>{gy_in.data<T>(), y_relu_.data<T>(), gy.data<T>()});
-        });
-      }
-      Tensor scratch = empty(Shape{backend::cuda::conv2d_backward_scratch(g_)}, gy.options());
-      dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
-        backend::cuda::conv2d_backward(g_, x_.data<T>(), w_.data<T>(), gy.data<T>(), sx.template data_or_null<T>(),
-                                       sx.accumulate, sw.template data_or_null<T>(), sw.accumulate,
-                                       sb.template data_or_null<T>(), sb.accumulate, scratch.data<T>());
-      });
-      return;
-    }
-#endif
-    Tensor scratch = empty(Shape{backend::cpu::conv2d_backward_scratch(g_)}, gy.options());
-    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
-      backend::cpu::conv2d_backward(g_, x_.data<T>(), w_.data<T>(), gy.data<T>(), sx.template data_or_null<T>(),
-                                    sx.accumulate, sw.template data_or_null<T>(), sw.accumulate,
-                                    sb.template data_or_null<T>(), sb.accumulate, scratch.data<T>(),
-                                    y_relu_.defined() ? y_relu_.data<T>() : nullptr);
+    dispatch(gy, name(), [&]<typename T>(auto be) {
+      Tensor scratch = empty(Shape{conv2d_backward_scratch(be, g_, y_relu_.defined())}, gy.options());
+      conv2d_backward(be, g_, x_.data<T>(), w_.data<T>(), gy.data<T>(), sx.template data_or_null<T>(), sx.accumulate,
+                      sw.template data_or_null<T>(), sw.accumulate, sb.template data_or_null<T>(), sb.accumulate,
+                      scratch.data<T>(), data_or_null<T>(y_relu_));
     });
   }
 
  private:
   Tensor x_, w_, y_relu_;
-  backend::cpu::Conv2dGeometry g_;
+  backend::Conv2dGeometry g_;
 };
 
 inline Tensor conv2d_impl(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding,
@@ -128,7 +71,10 @@ inline Tensor conv2d_impl(const Tensor& x, const Tensor& weight, const Tensor& b
                   g.out_c, "]");
   }
   Tensor y = new_output(Shape{g.n, g.out_c, g.oh, g.ow}, x);
-  conv2d_forward_on_device(g, x, weight, bias, y, relu);
+  dispatch(x, op, [&]<typename T>(auto be) {
+    Tensor scratch = empty(Shape{conv2d_forward_scratch(be, g)}, x.options());
+    conv2d_forward(be, g, x.data<T>(), weight.data<T>(), data_or_null<T>(bias), y.data<T>(), scratch.data<T>(), relu);
+  });
   if (autograd::any_needs_grad(x, weight, bias))
     autograd::record(y, std::make_shared<Conv2dNode>(x, weight, g, relu ? y.detach() : Tensor()),
                      {&x, &weight, &bias});

@@ -3,11 +3,9 @@
 /// dropout (elements) and dropout2d (whole channels), scaled by 1/(1-p) in training.
 
 #include "tinynet/backend/cpu/dropout.hpp"
+#include "tinynet/backend/cuda/dropout.hpp"  // empty in builds without CUDA
 #include "tinynet/ops/common.hpp"
 
-#if defined(TINYNET_WITH_CUDA)
-#include "tinynet/backend/cuda/dropout.hpp"
-#endif
 
 namespace tinynet {
 
@@ -21,14 +19,8 @@ class DropoutNode final : public autograd::Node {
   void release() override { mask_ = Tensor(); }
   void backward(const Tensor& gy) override {
     auto s = input_grad(0);
-    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
-#if defined(TINYNET_WITH_CUDA)
-      if (gy.device().is_cuda()) {
-        backend::cuda::apply_mask(gy.data<T>(), mask_.data<T>(), s.grad.data<T>(), mask_.numel(), inner_, s.accumulate);
-        return;
-      }
-#endif
-      backend::cpu::apply_mask(gy.data<T>(), mask_.data<T>(), s.grad.data<T>(), mask_.numel(), inner_, s.accumulate);
+    dispatch(gy, name(), [&]<typename T>(auto be) {
+      apply_mask(be, gy.data<T>(), mask_.data<T>(), s.grad.data<T>(), mask_.numel(), inner_, s.accumulate);
     });
   }
 
@@ -47,16 +39,9 @@ inline Tensor masked_dropout(const char* op, const Tensor& x, double p, bool tra
   Tensor mask = new_output(Shape{units}, x);
   Tensor y = new_output(x.shape(), x);
   const RandomStream rs = gen.reserve(static_cast<std::uint64_t>(units));
-  dispatch_floating(x.dtype(), op, [&]<typename T>() {
-#if defined(TINYNET_WITH_CUDA)
-    if (x.device().is_cuda()) {
-      backend::cuda::dropout_mask(rs, mask.data<T>(), units, p);
-      backend::cuda::apply_mask(x.data<T>(), mask.data<T>(), y.data<T>(), units, inner, false);
-      return;
-    }
-#endif
-    backend::cpu::dropout_mask(rs, mask.data<T>(), units, p);
-    backend::cpu::apply_mask(x.data<T>(), mask.data<T>(), y.data<T>(), units, inner, false);
+  dispatch(x, op, [&]<typename T>(auto be) {
+    dropout_mask(be, rs, mask.data<T>(), units, p);
+    apply_mask(be, x.data<T>(), mask.data<T>(), y.data<T>(), units, inner, false);
   });
   if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<DropoutNode>(mask, inner, op), {&x});
   return y;

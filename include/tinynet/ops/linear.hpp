@@ -3,11 +3,8 @@
 /// linear (x W^T + b) and matmul.
 
 #include "tinynet/backend/cpu/linear.hpp"
+#include "tinynet/backend/cuda/linear.hpp"  // empty in builds without CUDA
 #include "tinynet/ops/common.hpp"
-
-#if defined(TINYNET_WITH_CUDA)
-#include "tinynet/backend/cuda/linear.hpp"
-#endif
 
 namespace tinynet {
 
@@ -21,38 +18,18 @@ class LinearNode final : public autograd::Node {
   void release() override { x_ = w_ = Tensor(); }
   void backward(const Tensor& gy) override {
     const std::int64_t batch = x_.size(0), in = x_.size(1), out = w_.size(0);
-    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
-#if defined(TINYNET_WITH_CUDA)
-      if (gy.device().is_cuda()) {
-        if (needs_input_grad(0)) {
-          auto s = input_grad(0);
-          backend::cuda::linear_backward_input(gy.data<T>(), w_.data<T>(), s.grad.data<T>(), batch, in, out,
-                                               s.accumulate);
-        }
-        if (needs_input_grad(1)) {
-          auto s = input_grad(1);
-          backend::cuda::linear_backward_weight(gy.data<T>(), x_.data<T>(), s.grad.data<T>(), batch, in, out,
-                                                s.accumulate);
-        }
-        if (needs_input_grad(2)) {
-          auto s = input_grad(2);
-          backend::cuda::linear_backward_bias(gy.data<T>(), s.grad.data<T>(), batch, out, s.accumulate);
-        }
-        return;
-      }
-#endif
+    dispatch(gy, name(), [&]<typename T>(auto be) {
       if (needs_input_grad(0)) {
         auto s = input_grad(0);
-        backend::cpu::linear_backward_input(gy.data<T>(), w_.data<T>(), s.grad.data<T>(), batch, in, out, s.accumulate);
+        linear_backward_input(be, gy.data<T>(), w_.data<T>(), s.grad.data<T>(), batch, in, out, s.accumulate);
       }
       if (needs_input_grad(1)) {
         auto s = input_grad(1);
-        backend::cpu::linear_backward_weight(gy.data<T>(), x_.data<T>(), s.grad.data<T>(), batch, in, out,
-                                             s.accumulate);
+        linear_backward_weight(be, gy.data<T>(), x_.data<T>(), s.grad.data<T>(), batch, in, out, s.accumulate);
       }
       if (needs_input_grad(2)) {
         auto s = input_grad(2);
-        backend::cpu::linear_backward_bias(gy.data<T>(), s.grad.data<T>(), batch, out, s.accumulate);
+        linear_backward_bias(be, gy.data<T>(), s.grad.data<T>(), batch, out, s.accumulate);
       }
     });
   }
@@ -61,7 +38,7 @@ class LinearNode final : public autograd::Node {
   Tensor x_, w_;
 };
 
-// y = a b;  da = gy b^T;  db = a^T gy.
+// y = a b;  da = gy b^T;  db = a^T gy.  Saves a and b.
 class MatmulNode final : public autograd::Node {
  public:
   MatmulNode(Tensor a, Tensor b) : a_(std::move(a)), b_(std::move(b)) {}
@@ -69,31 +46,14 @@ class MatmulNode final : public autograd::Node {
   void release() override { a_ = b_ = Tensor(); }
   void backward(const Tensor& gy) override {
     const std::int64_t m = a_.size(0), k = a_.size(1), n = b_.size(1);
-    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
-#if defined(TINYNET_WITH_CUDA)
-      if (gy.device().is_cuda()) {
-        if (needs_input_grad(0)) {
-          auto s = input_grad(0);
-          backend::cuda::gemm<T>(false, true, m, k, n, T(1), gy.data<T>(), n, b_.data<T>(), n,
-                                 s.accumulate ? T(1) : T(0), s.grad.data<T>(), k);
-        }
-        if (needs_input_grad(1)) {
-          auto s = input_grad(1);
-          backend::cuda::gemm<T>(true, false, k, n, m, T(1), a_.data<T>(), k, gy.data<T>(), n,
-                                 s.accumulate ? T(1) : T(0), s.grad.data<T>(), n);
-        }
-        return;
-      }
-#endif
+    dispatch(gy, name(), [&]<typename T>(auto be) {
       if (needs_input_grad(0)) {
         auto s = input_grad(0);
-        backend::cpu::gemm<T>(false, true, m, k, n, T(1), gy.data<T>(), n, b_.data<T>(), n, s.accumulate ? T(1) : T(0),
-                              s.grad.data<T>(), k);
+        matmul(be, gy.data<T>(), b_.data<T>(), s.grad.data<T>(), m, n, k, false, true, s.accumulate);
       }
       if (needs_input_grad(1)) {
         auto s = input_grad(1);
-        backend::cpu::gemm<T>(true, false, k, n, m, T(1), a_.data<T>(), k, gy.data<T>(), n, s.accumulate ? T(1) : T(0),
-                              s.grad.data<T>(), n);
+        matmul(be, a_.data<T>(), gy.data<T>(), s.grad.data<T>(), k, m, n, true, false, s.accumulate);
       }
     });
   }
@@ -121,16 +81,8 @@ inline Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias =
   }
   const std::int64_t batch = x.size(0), in = x.size(1), out = weight.size(0);
   Tensor y = new_output(Shape{batch, out}, x);
-  dispatch_floating(x.dtype(), "linear", [&]<typename T>() {
-#if defined(TINYNET_WITH_CUDA)
-    if (x.device().is_cuda()) {
-      backend::cuda::linear_forward(x.data<T>(), weight.data<T>(), bias.defined() ? bias.data<T>() : nullptr,
-                                    y.data<T>(), batch, in, out);
-      return;
-    }
-#endif
-    backend::cpu::linear_forward(x.data<T>(), weight.data<T>(), bias.defined() ? bias.data<T>() : nullptr,
-                                 y.data<T>(), batch, in, out);
+  dispatch(x, "linear", [&]<typename T>(auto be) {
+    linear_forward(be, x.data<T>(), weight.data<T>(), data_or_null<T>(bias), y.data<T>(), batch, in, out);
   });
   if (autograd::any_needs_grad(x, weight, bias))
     autograd::record(y, std::make_shared<LinearNode>(x, weight), {&x, &weight, &bias});
@@ -149,14 +101,8 @@ inline Tensor matmul(const Tensor& a, const Tensor& b) {
                     " do not fit (inner extents ", a.size(1), " and ", b.size(0), " differ)");
   const std::int64_t m = a.size(0), k = a.size(1), n = b.size(1);
   Tensor y = new_output(Shape{m, n}, a);
-  dispatch_floating(a.dtype(), "matmul", [&]<typename T>() {
-#if defined(TINYNET_WITH_CUDA)
-    if (a.device().is_cuda()) {
-      backend::cuda::gemm<T>(false, false, m, n, k, T(1), a.data<T>(), k, b.data<T>(), n, T(0), y.data<T>(), n);
-      return;
-    }
-#endif
-    backend::cpu::gemm<T>(false, false, m, n, k, T(1), a.data<T>(), k, b.data<T>(), n, T(0), y.data<T>(), n);
+  dispatch(a, "matmul", [&]<typename T>(auto be) {
+    matmul(be, a.data<T>(), b.data<T>(), y.data<T>(), m, k, n, false, false, false);
   });
   if (autograd::any_needs_grad(a, b)) autograd::record(y, std::make_shared<MatmulNode>(a, b), {&a, &b});
   return y;

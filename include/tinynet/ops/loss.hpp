@@ -2,12 +2,9 @@
 /// \file
 /// nll_loss and cross_entropy.
 
-#include "tinynet/backend/cpu/softmax.hpp"
+#include "tinynet/backend/cpu/loss.hpp"
+#include "tinynet/backend/cuda/loss.hpp"  // empty in builds without CUDA
 #include "tinynet/ops/softmax.hpp"
-
-#if defined(TINYNET_WITH_CUDA)
-#include "tinynet/backend/cuda/softmax.hpp"
-#endif
 
 namespace tinynet {
 
@@ -25,23 +22,10 @@ class NllLossNode final : public autograd::Node {
   void backward(const Tensor& gy) override {
     auto s = input_grad(0);
     const std::int64_t batch = target_.numel();
-    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
-#if defined(TINYNET_WITH_CUDA)
-      if (gy.device().is_cuda()) {
-        const T divisor = r_ == Reduction::mean ? static_cast<T>(batch) : T(1);
-        backend::cuda::nll_backward(target_.data<std::int64_t>(), gy.data<T>(), r_ != Reduction::none, divisor,
-                                    s.grad.data<T>(), batch, classes_, s.accumulate);
-        return;
-      }
-#endif
-      if (r_ == Reduction::none) {
-        backend::cpu::nll_backward(target_.data<std::int64_t>(), gy.data<T>(), false, s.grad.data<T>(), batch, classes_,
-                                   s.accumulate);
-      } else {
-        const T scale = gy.data<T>()[0] / (r_ == Reduction::mean ? static_cast<T>(batch) : T(1));
-        backend::cpu::nll_backward(target_.data<std::int64_t>(), &scale, true, s.grad.data<T>(), batch, classes_,
-                                   s.accumulate);
-      }
+    dispatch(gy, name(), [&]<typename T>(auto be) {
+      const T divisor = r_ == Reduction::mean ? static_cast<T>(batch) : T(1);
+      nll_backward(be, target_.data<std::int64_t>(), gy.data<T>(), r_ != Reduction::none, divisor, s.grad.data<T>(),
+                   batch, classes_, s.accumulate);
     });
   }
 
@@ -69,31 +53,11 @@ inline Tensor nll_loss(const Tensor& logp, const Tensor& target, Reduction reduc
   TINYNET_CHECK(ValueError, batch > 0 || reduction != Reduction::mean, "nll_loss: mean over an empty batch");
   Tensor per_sample = new_output(Shape{batch}, logp);
   Tensor out = reduction == Reduction::none ? per_sample : new_output(Shape{}, logp);
-#if defined(TINYNET_WITH_CUDA)
-  // On the device the kernel checks the targets (see backend/cuda/softmax.hpp): reading
-  // them here would stall the stream.
-  if (logp.device().is_cuda()) {
-    dispatch_floating(logp.dtype(), "nll_loss", [&]<typename T>() {
-      backend::cuda::nll_forward(logp.data<T>(), target.data<std::int64_t>(), per_sample.data<T>(),
-                                 reduction == Reduction::none ? nullptr : out.data<T>(),
-                                 reduction == Reduction::mean ? static_cast<double>(batch) : 1.0, batch, classes);
-    });
-    if (autograd::needs_grad(logp))
-      autograd::record(out, std::make_shared<NllLossNode>(target, classes, reduction), {&logp});
-    return out;
-  }
-#endif
-  const std::int64_t* t = target.data<std::int64_t>();
-  for (std::int64_t i = 0; i < batch; ++i)
-    TINYNET_CHECK(IndexError, t[i] >= 0 && t[i] < classes, "nll_loss: target ", t[i], " at position ", i,
-                      " is out of range for ", classes, " classes");
-  dispatch_floating(logp.dtype(), "nll_loss", [&]<typename T>() {
-    backend::cpu::nll_forward(logp.data<T>(), t, per_sample.data<T>(), batch, classes);
-    if (reduction != Reduction::none) {
-      double acc = 0;
-      for (std::int64_t i = 0; i < batch; ++i) acc += static_cast<double>(per_sample.data<T>()[i]);
-      out.data<T>()[0] = static_cast<T>(reduction == Reduction::mean ? acc / static_cast<double>(batch) : acc);
-    }
+  // The kernels check the targets (on the device: reading them here would stall the stream).
+  dispatch(logp, "nll_loss", [&]<typename T>(auto be) {
+    nll_forward(be, logp.data<T>(), target.data<std::int64_t>(), per_sample.data<T>(),
+                reduction == Reduction::none ? nullptr : out.data<T>(),
+                reduction == Reduction::mean ? static_cast<double>(batch) : 1.0, batch, classes);
   });
   if (autograd::needs_grad(logp))
     autograd::record(out, std::make_shared<NllLossNode>(target, classes, reduction), {&logp});

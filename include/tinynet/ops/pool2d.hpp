@@ -3,24 +3,22 @@
 /// max_pool2d and avg_pool2d over NCHW input, square windows.
 
 #include "tinynet/backend/cpu/pool2d.hpp"
+#include "tinynet/backend/cuda/pool2d.hpp"  // empty in builds without CUDA
 #include "tinynet/ops/common.hpp"
 
-#if defined(TINYNET_WITH_CUDA)
-#include "tinynet/backend/cuda/pool2d.hpp"
-#endif
 
 namespace tinynet {
 
 namespace ops::detail {
 
-inline backend::cpu::Pool2dGeometry pool2d_geometry(const char* op, const Tensor& x, int kernel, int stride,
+inline backend::Pool2dGeometry pool2d_geometry(const char* op, const Tensor& x, int kernel, int stride,
                                                     int padding) {
   check_rank(op, x, 4, "input", "N, C, H, W");
   TINYNET_CHECK(ValueError, kernel >= 1, op, ": kernel_size must be >= 1, got ", kernel);
   TINYNET_CHECK(ValueError, stride >= 1, op, ": stride must be >= 1, got ", stride);
   TINYNET_CHECK(ValueError, padding >= 0 && 2 * padding <= kernel, op, ": padding must be between 0 and half the kernel (",
                     kernel, "), got ", padding);
-  backend::cpu::Pool2dGeometry g{x.size(0) * x.size(1), x.size(2), x.size(3), kernel, stride, padding, 0, 0};
+  backend::Pool2dGeometry g{x.size(0) * x.size(1), x.size(2), x.size(3), kernel, stride, padding, 0, 0};
   TINYNET_CHECK(ShapeError, g.h + 2 * padding >= kernel && g.w + 2 * padding >= kernel, op, ": kernel ", kernel, "x", kernel,
                     " is larger than the padded input ", g.h + 2 * padding, "x", g.w + 2 * padding, " (input shape ",
                     x.shape(), ")");
@@ -32,47 +30,35 @@ inline backend::cpu::Pool2dGeometry pool2d_geometry(const char* op, const Tensor
 // y = max over each window; dL/dx[argmax] += dL/dy.  Saves the argmax indices.
 class MaxPool2dNode final : public autograd::Node {
  public:
-  MaxPool2dNode(Tensor idx, backend::cpu::Pool2dGeometry g) : idx_(std::move(idx)), g_(g) {}
+  MaxPool2dNode(Tensor idx, backend::Pool2dGeometry g) : idx_(std::move(idx)), g_(g) {}
   const char* name() const override { return "max_pool2d"; }
   void release() override { idx_ = Tensor(); }
   void backward(const Tensor& gy) override {
     auto s = input_grad(0);
-    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
-      #if defined(TINYNET_WITH_CUDA)
-      if (gy.device().is_cuda()) {
-        backend::cuda::max_pool2d_backward(g_, gy.data<T>(), idx_.data<std::int32_t>(), s.grad.data<T>(), s.accumulate);
-        return;
-      }
-#endif
-      backend::cpu::max_pool2d_backward(g_, gy.data<T>(), idx_.data<std::int32_t>(), s.grad.data<T>(), s.accumulate);
+    dispatch(gy, name(), [&]<typename T>(auto be) {
+      max_pool2d_backward(be, g_, gy.data<T>(), idx_.data<std::int32_t>(), s.grad.data<T>(), s.accumulate);
     });
   }
 
  private:
   Tensor idx_;
-  backend::cpu::Pool2dGeometry g_;
+  backend::Pool2dGeometry g_;
 };
 
 // y = mean over each window (zero padding counted);  dL/dx += dL/dy / k^2 over the window.
 class AvgPool2dNode final : public autograd::Node {
  public:
-  explicit AvgPool2dNode(backend::cpu::Pool2dGeometry g) : g_(g) {}
+  explicit AvgPool2dNode(backend::Pool2dGeometry g) : g_(g) {}
   const char* name() const override { return "avg_pool2d"; }
   void backward(const Tensor& gy) override {
     auto s = input_grad(0);
-    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
-      #if defined(TINYNET_WITH_CUDA)
-      if (gy.device().is_cuda()) {
-        backend::cuda::avg_pool2d_backward(g_, gy.data<T>(), s.grad.data<T>(), s.accumulate);
-        return;
-      }
-#endif
-      backend::cpu::avg_pool2d_backward(g_, gy.data<T>(), s.grad.data<T>(), s.accumulate);
+    dispatch(gy, name(), [&]<typename T>(auto be) {
+      avg_pool2d_backward(be, g_, gy.data<T>(), s.grad.data<T>(), s.accumulate);
     });
   }
 
  private:
-  backend::cpu::Pool2dGeometry g_;
+  backend::Pool2dGeometry g_;
 };
 
 }  // namespace ops::detail
@@ -84,14 +70,8 @@ inline Tensor max_pool2d(const Tensor& x, int kernel, int stride = 0, int paddin
   const auto g = pool2d_geometry("max_pool2d", x, kernel, stride == 0 ? kernel : stride, padding);
   Tensor y = new_output(Shape{x.size(0), x.size(1), g.oh, g.ow}, x);
   Tensor idx(y.shape(), {DType::int32, x.device(), false});
-  dispatch_floating(x.dtype(), "max_pool2d", [&]<typename T>() {
-    #if defined(TINYNET_WITH_CUDA)
-    if (x.device().is_cuda()) {
-      backend::cuda::max_pool2d_forward(g, x.data<T>(), y.data<T>(), idx.data<std::int32_t>());
-      return;
-    }
-#endif
-    backend::cpu::max_pool2d_forward(g, x.data<T>(), y.data<T>(), idx.data<std::int32_t>());
+  dispatch(x, "max_pool2d", [&]<typename T>(auto be) {
+    max_pool2d_forward(be, g, x.data<T>(), y.data<T>(), idx.data<std::int32_t>());
   });
   if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<MaxPool2dNode>(idx, g), {&x});
   return y;
@@ -104,14 +84,8 @@ inline Tensor avg_pool2d(const Tensor& x, int kernel, int stride = 0, int paddin
   check_float_input("avg_pool2d", x);
   const auto g = pool2d_geometry("avg_pool2d", x, kernel, stride == 0 ? kernel : stride, padding);
   Tensor y = new_output(Shape{x.size(0), x.size(1), g.oh, g.ow}, x);
-  dispatch_floating(x.dtype(), "avg_pool2d", [&]<typename T>() {
-#if defined(TINYNET_WITH_CUDA)
-    if (x.device().is_cuda()) {
-      backend::cuda::avg_pool2d_forward(g, x.data<T>(), y.data<T>());
-      return;
-    }
-#endif
-    backend::cpu::avg_pool2d_forward(g, x.data<T>(), y.data<T>());
+  dispatch(x, "avg_pool2d", [&]<typename T>(auto be) {
+    avg_pool2d_forward(be, g, x.data<T>(), y.data<T>());
   });
   if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<AvgPool2dNode>(g), {&x});
   return y;

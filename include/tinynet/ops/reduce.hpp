@@ -3,11 +3,9 @@
 /// Reductions: sum and mean (over everything or one dim), argmax.
 
 #include "tinynet/backend/cpu/reduce.hpp"
+#include "tinynet/backend/cuda/reduce.hpp"  // empty in builds without CUDA
 #include "tinynet/ops/common.hpp"
 
-#if defined(TINYNET_WITH_CUDA)
-#include "tinynet/backend/cuda/reduce.hpp"
-#endif
 
 namespace tinynet {
 
@@ -43,15 +41,8 @@ class SumNode final : public autograd::Node {
   const char* name() const override { return name_; }
   void backward(const Tensor& gy) override {
     auto slot = input_grad(0);
-    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
-#if defined(TINYNET_WITH_CUDA)
-      if (gy.device().is_cuda()) {
-        backend::cuda::broadcast_dim(gy.data<T>(), slot.grad.data<T>(), split_.outer, split_.n, split_.inner,
-                                     static_cast<T>(scale_), slot.accumulate);
-        return;
-      }
-#endif
-      backend::cpu::broadcast_dim(gy.data<T>(), slot.grad.data<T>(), split_.outer, split_.n, split_.inner,
+    dispatch(gy, name(), [&]<typename T>(auto be) {
+      broadcast_dim(be, gy.data<T>(), slot.grad.data<T>(), split_.outer, split_.n, split_.inner,
                                   static_cast<T>(scale_), slot.accumulate);
     });
   }
@@ -70,14 +61,8 @@ inline Tensor reduce_sum(const char* op, const Tensor& x, int dim, bool all, boo
   const Shape os = all ? Shape{} : reduced_shape(x.shape(), d, keepdim);
   const double scale = mean ? 1.0 / static_cast<double>(split.n) : 1.0;
   Tensor y = new_output(os, x);
-  dispatch_floating(x.dtype(), op, [&]<typename T>() {
-#if defined(TINYNET_WITH_CUDA)
-    if (x.device().is_cuda()) {
-      backend::cuda::sum_dim(x.data<T>(), y.data<T>(), split.outer, split.n, split.inner, static_cast<T>(scale));
-      return;
-    }
-#endif
-    backend::cpu::sum_dim(x.data<T>(), y.data<T>(), split.outer, split.n, split.inner, static_cast<T>(scale));
+  dispatch(x, op, [&]<typename T>(auto be) {
+    sum_dim(be, x.data<T>(), y.data<T>(), split.outer, split.n, split.inner, static_cast<T>(scale));
   });
   if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<SumNode>(op, split, scale), {&x});
   return y;
@@ -105,14 +90,8 @@ inline Tensor argmax(const Tensor& x, int dim, bool keepdim = false) {
   const auto split = ops::detail::split_at(x.shape(), d);
   TINYNET_CHECK(ValueError, split.n > 0, "argmax: dimension ", dim, " of shape ", x.shape(), " is empty");
   Tensor y(ops::detail::reduced_shape(x.shape(), d, keepdim), {DType::int64, x.device(), false});
-  dispatch_floating(x.dtype(), "argmax", [&]<typename T>() {
-#if defined(TINYNET_WITH_CUDA)
-    if (x.device().is_cuda()) {
-      backend::cuda::argmax_dim(x.data<T>(), y.data<std::int64_t>(), split.outer, split.n, split.inner);
-      return;
-    }
-#endif
-    backend::cpu::argmax_dim(x.data<T>(), y.data<std::int64_t>(), split.outer, split.n, split.inner);
+  ops::detail::dispatch(x, "argmax", [&]<typename T>(auto be) {
+    argmax_dim(be, x.data<T>(), y.data<std::int64_t>(), split.outer, split.n, split.inner);
   });
   return y;
 }

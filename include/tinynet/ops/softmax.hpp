@@ -3,11 +3,9 @@
 /// softmax and log_softmax over one dim (numerically stable: the max is subtracted first).
 
 #include "tinynet/backend/cpu/softmax.hpp"
+#include "tinynet/backend/cuda/softmax.hpp"  // empty in builds without CUDA
 #include "tinynet/ops/reduce.hpp"
 
-#if defined(TINYNET_WITH_CUDA)
-#include "tinynet/backend/cuda/softmax.hpp"
-#endif
 
 namespace tinynet {
 
@@ -21,15 +19,8 @@ class SoftmaxNode final : public autograd::Node {
   void release() override { y_ = Tensor(); }
   void backward(const Tensor& gy) override {
     auto s = input_grad(0);
-    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
-      #if defined(TINYNET_WITH_CUDA)
-      if (gy.device().is_cuda()) {
-        backend::cuda::softmax_backward(y_.data<T>(), gy.data<T>(), s.grad.data<T>(), split_.outer, split_.n,
-                                     split_.inner, log_, s.accumulate);
-        return;
-      }
-#endif
-      backend::cpu::softmax_backward(y_.data<T>(), gy.data<T>(), s.grad.data<T>(), split_.outer, split_.n,
+    dispatch(gy, name(), [&]<typename T>(auto be) {
+      softmax_backward(be, y_.data<T>(), gy.data<T>(), s.grad.data<T>(), split_.outer, split_.n,
                                      split_.inner, log_, s.accumulate);
     });
   }
@@ -46,14 +37,8 @@ inline Tensor softmax_impl(const Tensor& x, int dim, bool log) {
   TINYNET_CHECK(ShapeError, x.dim() >= 1, op, ": expected at least one dimension, got a scalar");
   const auto split = split_at(x.shape(), x.shape().wrap_dim(dim));
   Tensor y = new_output(x.shape(), x);
-  dispatch_floating(x.dtype(), op, [&]<typename T>() {
-    #if defined(TINYNET_WITH_CUDA)
-    if (x.device().is_cuda()) {
-      backend::cuda::softmax_forward(x.data<T>(), y.data<T>(), split.outer, split.n, split.inner, log);
-      return;
-    }
-#endif
-    backend::cpu::softmax_forward(x.data<T>(), y.data<T>(), split.outer, split.n, split.inner, log);
+  dispatch(x, op, [&]<typename T>(auto be) {
+    softmax_forward(be, x.data<T>(), y.data<T>(), split.outer, split.n, split.inner, log);
   });
   if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<SoftmaxNode>(y.detach(), split, log), {&x});
   return y;

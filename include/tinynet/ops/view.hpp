@@ -3,11 +3,9 @@
 /// view / reshape / flatten: the same storage under a new shape, recorded on the tape.
 
 #include "tinynet/backend/cpu/elementwise.hpp"
+#include "tinynet/backend/cuda/elementwise.hpp"  // empty in builds without CUDA
 #include "tinynet/ops/common.hpp"
 
-#if defined(TINYNET_WITH_CUDA)
-#include "tinynet/backend/cuda/elementwise.hpp"
-#endif
 
 namespace tinynet {
 
@@ -46,14 +44,8 @@ class ViewNode final : public autograd::Node {
   const char* name() const override { return "view"; }
   void backward(const Tensor& gy) override {
     auto slot = input_grad(0);
-    dispatch_floating(gy.dtype(), name(), [&]<typename T>() {
-#if defined(TINYNET_WITH_CUDA)
-      if (gy.device().is_cuda()) {
-        backend::cuda::copy_or_add(gy.data<T>(), slot.grad.data<T>(), gy.numel(), slot.accumulate);
-        return;
-      }
-#endif
-      backend::cpu::copy_or_add(gy.data<T>(), slot.grad.data<T>(), gy.numel(), slot.accumulate);
+    dispatch(gy, name(), [&]<typename T>(auto be) {
+      copy_or_add(be, gy.data<T>(), slot.grad.data<T>(), gy.numel(), slot.accumulate);
     });
   }
 };

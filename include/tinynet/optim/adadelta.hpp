@@ -3,11 +3,8 @@
 /// Adadelta (Zeiler 2012) with weight decay, as in PyTorch 1.13.
 
 #include "tinynet/backend/cpu/optimizers.hpp"
+#include "tinynet/backend/cuda/optimizers.hpp"  // empty in builds without CUDA
 #include "tinynet/optim/optimizer.hpp"
-
-#if defined(TINYNET_WITH_CUDA)
-#include "tinynet/backend/cuda/optimizers.hpp"
-#endif
 
 namespace tinynet::optim {
 
@@ -58,17 +55,10 @@ class Adadelta final : public OptimizerBase<AdadeltaOptions> {
     Tensor& square_avg = buffer(s, 0, p, true);
     Tensor& acc_delta = buffer(s, 1, p, true);
     ++s.step;
-    const backend::cpu::AdadeltaArgs args{
+    const backend::AdadeltaArgs args{
         .lr = o.lr, .rho = o.rho, .eps = o.eps, .weight_decay = o.weight_decay, .maximize = o.maximize};
-    dispatch_floating(p.dtype(), "Adadelta", [&]<typename T>() {
-#if defined(TINYNET_WITH_CUDA)
-      if (p.device().is_cuda()) {
-        backend::cuda::adadelta_update(p.data<T>(), grad.data<T>(), square_avg.data<T>(), acc_delta.data<T>(), p.numel(),
-                                      args);
-        return;
-      }
-#endif
-      backend::cpu::adadelta_update(p.data<T>(), grad.data<T>(), square_avg.data<T>(), acc_delta.data<T>(), p.numel(),
+    backend::dispatch(p.device(), p.dtype(), "Adadelta", [&]<typename T>(auto be) {
+      adadelta_update(be, p.data<T>(), grad.data<T>(), square_avg.data<T>(), acc_delta.data<T>(), p.numel(),
                                     args);
     });
   }

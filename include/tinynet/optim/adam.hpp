@@ -6,11 +6,8 @@
 #include <array>
 
 #include "tinynet/backend/cpu/optimizers.hpp"
+#include "tinynet/backend/cuda/optimizers.hpp"  // empty in builds without CUDA
 #include "tinynet/optim/optimizer.hpp"
-
-#if defined(TINYNET_WITH_CUDA)
-#include "tinynet/backend/cuda/optimizers.hpp"
-#endif
 
 namespace tinynet::optim {
 
@@ -67,7 +64,7 @@ class AdamBase : public OptimizerBase<Options> {
     Tensor& exp_avg_sq = this->buffer(s, 1, p, true);
     Tensor* max_exp_avg_sq = o.amsgrad ? &this->buffer(s, 2, p, true) : nullptr;
     ++s.step;
-    const backend::cpu::AdamArgs args{.lr = o.lr,
+    const backend::AdamArgs args{.lr = o.lr,
                                       .beta1 = o.betas[0],
                                       .beta2 = o.betas[1],
                                       .eps = o.eps,
@@ -76,15 +73,8 @@ class AdamBase : public OptimizerBase<Options> {
                                       .maximize = o.maximize,
                                       .decoupled = Decoupled,
                                       .step = s.step};
-    dispatch_floating(p.dtype(), Options::kOptimizer, [&]<typename T>() {
-#if defined(TINYNET_WITH_CUDA)
-      if (p.device().is_cuda()) {
-        backend::cuda::adam_update(p.data<T>(), grad.data<T>(), exp_avg.data<T>(), exp_avg_sq.data<T>(),
-                                  max_exp_avg_sq ? max_exp_avg_sq->data<T>() : nullptr, p.numel(), args);
-        return;
-      }
-#endif
-      backend::cpu::adam_update(p.data<T>(), grad.data<T>(), exp_avg.data<T>(), exp_avg_sq.data<T>(),
+    backend::dispatch(p.device(), p.dtype(), Options::kOptimizer, [&]<typename T>(auto be) {
+      adam_update(be, p.data<T>(), grad.data<T>(), exp_avg.data<T>(), exp_avg_sq.data<T>(),
                                 max_exp_avg_sq ? max_exp_avg_sq->data<T>() : nullptr, p.numel(), args);
     });
   }

@@ -156,10 +156,6 @@ class OptimizerBase : public Optimizer {
       for (Tensor& p : group.params) {
         const Tensor g = p.grad();
         if (!g.defined()) continue;
-#if !defined(TINYNET_WITH_CUDA)
-        TINYNET_CHECK(TypeError, p.device().is_cpu(), name(), ": parameter on ", p.device(),
-                      " but this build has no kernel for it (compile with nvcc for CUDA)");
-#endif
         TINYNET_CHECK(TypeError, g.device() == p.device(), name(), ": gradient on ", g.device(),
                       " but its parameter is on ", p.device());
         TINYNET_CHECK(ShapeError, g.shape() == p.shape(), name(), ": gradient has shape ", g.shape(),

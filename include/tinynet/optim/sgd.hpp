@@ -6,11 +6,8 @@
 #include <limits>
 
 #include "tinynet/backend/cpu/optimizers.hpp"
+#include "tinynet/backend/cuda/optimizers.hpp"  // empty in builds without CUDA
 #include "tinynet/optim/optimizer.hpp"
-
-#if defined(TINYNET_WITH_CUDA)
-#include "tinynet/backend/cuda/optimizers.hpp"
-#endif
 
 namespace tinynet::optim {
 
@@ -68,21 +65,15 @@ class SGD final : public OptimizerBase<SGDOptions> {
     const bool use_momentum = o.momentum != 0;
     const bool init = use_momentum && !s.buffers[0].defined();
     Tensor* buf = use_momentum ? &buffer(s, 0, p, false) : nullptr;
-    const backend::cpu::SgdArgs args{.lr = o.lr,
+    const backend::SgdArgs args{.lr = o.lr,
                                      .momentum = o.momentum,
                                      .dampening = o.dampening,
                                      .weight_decay = o.weight_decay,
                                      .nesterov = o.nesterov,
                                      .maximize = o.maximize,
                                      .init_buffer = init};
-    dispatch_floating(p.dtype(), "SGD", [&]<typename T>() {
-#if defined(TINYNET_WITH_CUDA)
-      if (p.device().is_cuda()) {
-        backend::cuda::sgd_update(p.data<T>(), grad.data<T>(), buf ? buf->data<T>() : nullptr, p.numel(), args);
-        return;
-      }
-#endif
-      backend::cpu::sgd_update(p.data<T>(), grad.data<T>(), buf ? buf->data<T>() : nullptr, p.numel(), args);
+    backend::dispatch(p.device(), p.dtype(), "SGD", [&]<typename T>(auto be) {
+      sgd_update(be, p.data<T>(), grad.data<T>(), buf ? buf->data<T>() : nullptr, p.numel(), args);
     });
   }
 

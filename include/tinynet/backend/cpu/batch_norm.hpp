@@ -5,39 +5,37 @@
 #include <cmath>
 #include <cstdint>
 
-#include "tinynet/backend/cpu/parallel.hpp"
+#include "tinynet/backend/backend.hpp"
+#include "tinynet/backend/batch_norm.hpp"
+#include "tinynet/core/parallel.hpp"
 
 namespace tinynet::backend::cpu {
 
-struct BatchNormGeometry {
-  std::int64_t n, c, hw;
-  std::int64_t count() const { return n * hw; }
-};
-
-/// Per-channel batch mean and biased variance, summed in double.
+/// Training statistics: mean, variance and invstd per channel, and the running statistics
+/// updated (either may be null).
 template <typename T>
-void batch_norm_stats(const BatchNormGeometry& g, const T* x, T* mean, T* var) {
+void batch_norm_train_stats(Tag, const BatchNormGeometry& g, const T* x, T* mean, T* var, T* invstd, T* running_mean,
+                            T* running_var, double momentum, double eps) {
+  const BatchNormStats<T> stats{g, x, mean, var};
   parallel_for(g.c, 1, [&](std::int64_t lo, std::int64_t hi) {
-    for (std::int64_t c = lo; c < hi; ++c) {
-      double s = 0, s2 = 0;
-      for (std::int64_t i = 0; i < g.n; ++i) {
-        const T* p = x + (i * g.c + c) * g.hw;
-        for (std::int64_t j = 0; j < g.hw; ++j) s += static_cast<double>(p[j]);
-      }
-      const double m = s / static_cast<double>(g.count());
-      for (std::int64_t i = 0; i < g.n; ++i) {
-        const T* p = x + (i * g.c + c) * g.hw;
-        for (std::int64_t j = 0; j < g.hw; ++j) s2 += (p[j] - m) * (p[j] - m);
-      }
-      mean[c] = static_cast<T>(m);
-      var[c] = static_cast<T>(s2 / static_cast<double>(g.count()));
-    }
+    for (std::int64_t c = lo; c < hi; ++c) stats(c);
   });
+  const double unbias = static_cast<double>(g.count()) / static_cast<double>(g.count() - 1);
+  const BatchNormFinalize<T> finalize{mean, var, invstd, running_mean, running_var, momentum, eps, unbias};
+  for (std::int64_t c = 0; c < g.c; ++c) finalize(c);
+}
+
+/// Evaluation statistics from the running ones.
+template <typename T>
+void batch_norm_eval_stats(Tag, const BatchNormGeometry& g, const T* running_mean, const T* running_var, T* mean,
+                           T* invstd, double eps) {
+  const BatchNormRunning<T> running{running_mean, running_var, mean, invstd, eps};
+  for (std::int64_t c = 0; c < g.c; ++c) running(c);
 }
 
 /// y = (x - mean[c]) * invstd[c] * w[c] + b[c]   (w, b may be null: 1 and 0)
 template <typename T>
-void batch_norm_apply(const BatchNormGeometry& g, const T* x, const T* mean, const T* invstd, const T* w, const T* b,
+void batch_norm_apply(Tag, const BatchNormGeometry& g, const T* x, const T* mean, const T* invstd, const T* w, const T* b,
                       T* y) {
   parallel_for(g.n * g.c, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t r = lo; r < hi; ++r) {
@@ -53,10 +51,12 @@ void batch_norm_apply(const BatchNormGeometry& g, const T* x, const T* mean, con
 /// Gradients of batch_norm. With batch statistics (`training`):
 ///   dx = w invstd / M * (M dy - sum(dy) - xhat sum(dy xhat));
 /// with fixed running statistics: dx = dy w invstd.  dw = sum(dy xhat), db = sum(dy).
-/// Any of dx, dw, db may be null.
+/// Any of dx, dw, db may be null. `sums`: 2 * C doubles, left holding sum(dy) and
+/// sum(dy xhat) per channel.
 template <typename T>
-void batch_norm_backward(const BatchNormGeometry& g, const T* x, const T* mean, const T* invstd, const T* w,
-                         const T* gy, bool training, T* dx, bool acc_dx, T* dw, bool acc_dw, T* db, bool acc_db) {
+void batch_norm_backward(Tag, const BatchNormGeometry& g, const T* x, const T* mean, const T* invstd, const T* w,
+                         const T* gy, bool training, T* dx, bool acc_dx, T* dw, bool acc_dw, T* db, bool acc_db,
+                         double* sums) {
   const double m = static_cast<double>(g.count());
   parallel_for(g.c, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t c = lo; c < hi; ++c) {
@@ -69,6 +69,8 @@ void batch_norm_backward(const BatchNormGeometry& g, const T* x, const T* mean, 
           sum_dy_xhat += gp[j] * (xp[j] - mean[c]) * invstd[c];
         }
       }
+      sums[2 * c] = sum_dy;
+      sums[2 * c + 1] = sum_dy_xhat;
       if (dw) dw[c] = (acc_dw ? dw[c] : T(0)) + static_cast<T>(sum_dy_xhat);
       if (db) db[c] = (acc_db ? db[c] : T(0)) + static_cast<T>(sum_dy);
       if (!dx) continue;

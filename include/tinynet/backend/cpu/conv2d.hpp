@@ -14,48 +14,45 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "tinynet/backend/cpu/conv2d_one_channel.hpp"
-#include "tinynet/backend/cpu/gemm.hpp"
-#include "tinynet/backend/cpu/gemm_nt.hpp"
-#include "tinynet/backend/cpu/gemm_rows.hpp"
-#include "tinynet/backend/cpu/short_runs.hpp"
-#include "tinynet/backend/cpu/winograd.hpp"
+#include "tinynet/backend/backend.hpp"
+#include "tinynet/backend/conv2d.hpp"
+#include "tinynet/backend/cpu/detail/conv2d_one_channel.hpp"
+#include "tinynet/backend/cpu/detail/gemm.hpp"
+#include "tinynet/backend/cpu/detail/gemm_nt.hpp"
+#include "tinynet/backend/cpu/detail/gemm_rows.hpp"
+#include "tinynet/backend/cpu/detail/short_runs.hpp"
+#include "tinynet/backend/cpu/detail/winograd.hpp"
 
 namespace tinynet::backend::cpu {
 
-struct Conv2dGeometry {
-  std::int64_t n, c, h, w;      // input
-  std::int64_t out_c, kh, kw;   // weight [out_c, c, kh, kw]
-  std::int64_t sh, sw, ph, pw;  // stride, padding
-  std::int64_t oh, ow;          // output extents
-
-  std::int64_t col_rows() const { return c * kh * kw; }
-  std::int64_t col_cols() const { return oh * ow; }
-  std::int64_t col_size() const { return col_rows() * col_cols(); }
-
-  /// Stride 1, no padding: each output row reads ow consecutive inputs of one input row.
-  bool stride1_unpadded() const { return sh == 1 && sw == 1 && ph == 0 && pw == 0; }
-  /// Samples per GEMM on the CPU: small outputs (LeNet's 8x8) are batched side by side so
-  /// that each product has at least ~512 columns; large ones go one sample per product.
-  std::int64_t cpu_group() const { return std::max<std::int64_t>(1, std::min<std::int64_t>(n, 512 / col_cols())); }
-  /// Elements of one CPU group's column matrix.
-  std::int64_t cpu_col_size() const { return col_size() * cpu_group(); }
-  /// Winograd F(2x2, 3x3) fits: stride-1 3x3 kernels, padding at most 2 (so that the input
-  /// gradient is such a convolution too), and channels enough on both sides for its 16
-  /// small GEMMs to beat one im2col GEMM (measured: bench/NOTES.md).
-  bool winograd_shape() const {
-    return kh == 3 && kw == 3 && sh == 1 && sw == 1 && ph <= 2 && pw <= 2 && c >= 16 && out_c >= 16;
-  }
-  /// The Winograd view of a group of `count` samples: the forward convolution, and the one
-  /// that carries the output gradient back to the input (flipped filters, padding 2 - p).
-  winograd::Shape winograd_forward(std::int64_t count) const { return {kh, c, h, w, out_c, oh, ow, ph, pw, count}; }
-  winograd::Shape winograd_input_grad(std::int64_t count) const {
-    return {kh, out_c, oh, ow, c, h, w, 2 - ph, 2 - pw, count};
-  }
-  /// One input channel, stride 1, a kernel up to 5x5: the direct kernel fits.
-  bool one_channel_shape() const { return c == 1 && sh == 1 && sw == 1 && one_channel::supports(kh, kw); }
-  one_channel::Shape one_channel_view() const { return {h, w, out_c, kh, kw, ph, pw, oh, ow}; }
-};
+/// Samples per GEMM: small outputs (LeNet's 8x8) are batched side by side so that each
+/// product has at least ~512 columns; large ones go one sample per product.
+inline std::int64_t cpu_group(const Conv2dGeometry& g) {
+  return std::max<std::int64_t>(1, std::min<std::int64_t>(g.n, 512 / g.col_cols()));
+}
+/// Elements of one group's column matrix.
+inline std::int64_t cpu_col_size(const Conv2dGeometry& g) { return g.col_size() * cpu_group(g); }
+/// Winograd F(2x2, 3x3) fits: stride-1 3x3 kernels, padding at most 2 (so that the input
+/// gradient is such a convolution too), and channels enough on both sides for its 16
+/// small GEMMs to beat one im2col GEMM (measured: bench/NOTES.md).
+inline bool winograd_shape(const Conv2dGeometry& g) {
+  return g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.ph <= 2 && g.pw <= 2 && g.c >= 16 && g.out_c >= 16;
+}
+/// The Winograd view of a group of `count` samples: the forward convolution, and the one
+/// that carries the output gradient back to the input (flipped filters, padding 2 - p).
+inline winograd::Shape winograd_forward(const Conv2dGeometry& g, std::int64_t count) {
+  return {g.kh, g.c, g.h, g.w, g.out_c, g.oh, g.ow, g.ph, g.pw, count};
+}
+inline winograd::Shape winograd_input_grad(const Conv2dGeometry& g, std::int64_t count) {
+  return {g.kh, g.out_c, g.oh, g.ow, g.c, g.h, g.w, 2 - g.ph, 2 - g.pw, count};
+}
+/// One input channel, stride 1, a kernel up to 5x5: the direct kernel fits.
+inline bool one_channel_shape(const Conv2dGeometry& g) {
+  return g.c == 1 && g.sh == 1 && g.sw == 1 && one_channel::supports(g.kh, g.kw);
+}
+inline one_channel::Shape one_channel_view(const Conv2dGeometry& g) {
+  return {g.h, g.w, g.out_c, g.kh, g.kw, g.ph, g.pw, g.oh, g.ow};
+}
 
 /// The Winograd, one-channel, gemm_rows and gemm_nt kernels exist for float32 in AVX-512
 /// builds.
@@ -70,13 +67,13 @@ inline constexpr bool kAvx512Float =
 /// Whether the kernels for T take the Winograd path for g.
 template <typename T>
 bool uses_winograd(const Conv2dGeometry& g) {
-  return kAvx512Float<T> && g.winograd_shape();
+  return kAvx512Float<T> && winograd_shape(g);
 }
 
 /// Whether the kernels for T take the direct one-channel path for g's output.
 template <typename T>
 bool uses_one_channel(const Conv2dGeometry& g) {
-  return kAvx512Float<T> && g.one_channel_shape();
+  return kAvx512Float<T> && one_channel_shape(g);
 }
 
 namespace detail {
@@ -207,35 +204,36 @@ inline std::int64_t whole_lines(std::int64_t n) { return (n + 15) / 16 * 16; }
 /// Scratch elements conv2d_forward needs per chunk: a group's columns and the GEMM's
 /// output in the column layout, or the group's Winograd tiles and products.
 inline std::int64_t conv2d_forward_scratch_per_chunk(const Conv2dGeometry& g) {
-  const std::int64_t im2col = g.cpu_col_size() + g.out_c * g.col_cols() * g.cpu_group();
-  if (!g.winograd_shape()) return whole_lines(im2col);
-  const winograd::Shape s = g.winograd_forward(g.cpu_group());
+  const std::int64_t im2col = cpu_col_size(g) + g.out_c * g.col_cols() * cpu_group(g);
+  if (!winograd_shape(g)) return whole_lines(im2col);
+  const winograd::Shape s = winograd_forward(g, cpu_group(g));
   return whole_lines(std::max(im2col, s.v_size() + s.m_size()));
 }
 /// All of conv2d_forward's scratch: the chunks', then the transformed filters.
-inline std::int64_t conv2d_forward_scratch(const Conv2dGeometry& g) {
+inline std::int64_t conv2d_forward_scratch(Tag, const Conv2dGeometry& g) {
   return conv_chunks(g.n) * conv2d_forward_scratch_per_chunk(g) +
-         (g.winograd_shape() ? g.winograd_forward(1).u_size() : 0);
+         (winograd_shape(g) ? winograd_forward(g, 1).u_size() : 0);
 }
 
 /// The part of a backward chunk that holds the input gradient's columns (im2col) or its
 /// Winograd tiles and products.
 inline std::int64_t conv2d_backward_dx_scratch(const Conv2dGeometry& g) {
-  if (!g.winograd_shape()) return g.cpu_col_size();
-  const winograd::Shape s = g.winograd_input_grad(g.cpu_group());
-  return std::max(g.cpu_col_size(), s.v_size() + s.m_size());
+  if (!winograd_shape(g)) return cpu_col_size(g);
+  const winograd::Shape s = winograd_input_grad(g, cpu_group(g));
+  return std::max(cpu_col_size(g), s.v_size() + s.m_size());
 }
 /// Scratch elements conv2d_backward needs per chunk: a group's columns, the input
 /// gradient's part, the output gradient in the column layout, and partial weight and bias
 /// gradients.
 inline std::int64_t conv2d_backward_scratch_per_chunk(const Conv2dGeometry& g) {
-  return whole_lines(g.cpu_col_size() + conv2d_backward_dx_scratch(g) + g.out_c * g.col_cols() * g.cpu_group() +
+  return whole_lines(cpu_col_size(g) + conv2d_backward_dx_scratch(g) + g.out_c * g.col_cols() * cpu_group(g) +
                         g.out_c * g.col_rows() + g.out_c);
 }
-/// All of conv2d_backward's scratch: the chunks', then the transformed filters.
-inline std::int64_t conv2d_backward_scratch(const Conv2dGeometry& g) {
+/// All of conv2d_backward's scratch: the chunks', then the transformed filters. A fused
+/// ReLU needs no more: each chunk masks the output gradient in its own copy of it.
+inline std::int64_t conv2d_backward_scratch(Tag, const Conv2dGeometry& g, bool /*relu*/) {
   return conv_chunks(g.n) * conv2d_backward_scratch_per_chunk(g) +
-         (g.winograd_shape() ? g.winograd_input_grad(1).u_size() : g.out_c * g.col_rows());
+         (winograd_shape(g) ? winograd_input_grad(g, 1).u_size() : g.out_c * g.col_rows());
 }
 
 namespace detail {
@@ -266,8 +264,8 @@ void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const T* xs, std
 template <typename Body>
 void for_each_group(const Conv2dGeometry& g, std::int64_t ch, std::int64_t chunks, Body&& body) {
   const std::int64_t end = (ch + 1) * g.n / chunks;
-  for (std::int64_t s = ch * g.n / chunks; s < end; s += g.cpu_group())
-    body(s, std::min(g.cpu_group(), end - s));
+  for (std::int64_t s = ch * g.n / chunks; s < end; s += cpu_group(g))
+    body(s, std::min(cpu_group(g), end - s));
 }
 
 }  // namespace detail
@@ -275,17 +273,16 @@ void for_each_group(const Conv2dGeometry& g, std::int64_t ch, std::int64_t chunk
 /// y[n] = W col(x[n]) + b, then max(y, 0) with `relu` (conv2d_relu: the ReLU costs no pass
 /// of its own). `scratch`: conv2d_forward_scratch(g) elements.
 template <typename T>
-void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b, T* y, T* scratch,
-                    bool relu = false) {
+void conv2d_forward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const T* b, T* y, T* scratch, bool relu) {
   const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, cols = g.col_cols(), kdim = g.col_rows();
   const std::int64_t per_chunk = conv2d_forward_scratch_per_chunk(g);
-  const bool direct = g.cpu_group() == 1;  // the GEMM can write y itself
+  const bool direct = cpu_group(g) == 1;  // the GEMM can write y itself
 #if defined(TINYNET_CPU_AVX512)
   if constexpr (std::is_same_v<T, float>) {
     if (uses_one_channel<T>(g)) {
       parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
         for (std::int64_t n = lo * g.n / chunks; n < hi * g.n / chunks; ++n)
-          one_channel::forward(g.one_channel_view(), x + n * g.h * g.w, w, b, relu, y + n * g.out_c * out_hw);
+          one_channel::forward(one_channel_view(g), x + n * g.h * g.w, w, b, relu, y + n * g.out_c * out_hw);
       });
       return;
     }
@@ -295,7 +292,7 @@ void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b,
       parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
         for (std::int64_t ch = lo; ch < hi; ++ch)
           detail::for_each_group(g, ch, chunks, [&](std::int64_t first, std::int64_t count) {
-            const winograd::Shape s = g.winograd_forward(count);
+            const winograd::Shape s = winograd_forward(g, count);
             float* v = scratch + ch * per_chunk;
             winograd::convolve<3>(s, u, x + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w, v, v + s.v_size(), b,
                                   relu, false, y + first * g.out_c * out_hw, out_hw, g.out_c * out_hw, chunks == 1);
@@ -308,7 +305,7 @@ void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b,
   parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t ch = lo; ch < hi; ++ch) {
       T* col = scratch + ch * per_chunk;
-      T* y_cols = col + g.cpu_col_size();
+      T* y_cols = col + cpu_col_size(g);
       detail::for_each_group(g, ch, chunks, [&](std::int64_t first, std::int64_t count) {
         const std::int64_t ld = count * cols;
         const T* xs = x + first * g.c * g.h * g.w;
@@ -351,12 +348,12 @@ void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b,
 /// of a fused conv2d_relu (the gradient passes where it is > 0), or null for plain
 /// conv2d. `scratch`: conv2d_backward_scratch(g) elements.
 template <typename T>
-void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* gy, T* dx, bool acc_dx, T* dw,
-                     bool acc_dw, T* db, bool acc_db, T* scratch, const T* y_relu = nullptr) {
+void conv2d_backward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const T* gy, T* dx, bool acc_dx, T* dw,
+                     bool acc_dw, T* db, bool acc_db, T* scratch, const T* y_relu) {
   const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, kdim = g.col_rows(), cols = g.col_cols();
   const std::int64_t wsize = g.out_c * kdim, per_chunk = conv2d_backward_scratch_per_chunk(g);
   const std::int64_t partials = per_chunk - wsize - g.out_c;  // offset of dw_part within a chunk
-  const bool direct = g.cpu_group() == 1 && y_relu == nullptr;  // gy is the column layout
+  const bool direct = cpu_group(g) == 1 && y_relu == nullptr;  // gy is the column layout
   // The input gradient through Winograd: its filters transformed once, after the chunks.
   const bool winograd_dx = uses_winograd<T>(g) && dx != nullptr;
   T* const u_dx = scratch + chunks * per_chunk;
@@ -373,7 +370,7 @@ void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* g
   parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t ch = lo; ch < hi; ++ch) {
       T* col = scratch + ch * per_chunk;
-      T* dcol = col + g.cpu_col_size();
+      T* dcol = col + cpu_col_size(g);
       T* gy_cols = dcol + conv2d_backward_dx_scratch(g);
       T* dw_part = col + partials;
       T* db_part = dw_part + wsize;
@@ -401,7 +398,7 @@ void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* g
         if constexpr (std::is_same_v<T, float>) {
           if (winograd_dx) {
             // gyc holds sample j's channel o at gyc + o * ld + j * cols.
-            const winograd::Shape s = g.winograd_input_grad(count);
+            const winograd::Shape s = winograd_input_grad(g, count);
             winograd::convolve<3>(s, u_dx, gyc, ld, cols, dcol, dcol + s.v_size(), nullptr, false, acc_dx,
                                   dx + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w, chunks == 1);
             return;

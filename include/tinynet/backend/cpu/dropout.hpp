@@ -9,8 +9,9 @@
 #include <cmath>
 #include <cstdint>
 
-#include "tinynet/backend/cpu/parallel.hpp"
-#include "tinynet/backend/cpu/philox_avx512.hpp"
+#include "tinynet/core/parallel.hpp"
+#include "tinynet/backend/cpu/detail/philox_avx512.hpp"
+#include "tinynet/backend/backend.hpp"
 #include "tinynet/core/random.hpp"
 
 namespace tinynet::backend::cpu {
@@ -21,7 +22,7 @@ inline std::uint64_t keep_threshold(double p) { return static_cast<std::uint64_t
 
 /// mask[u] = (draw u >= p) ? 1/(1-p) : 0, for units u in [0, units).
 template <typename T>
-void dropout_mask(const RandomStream& rs, T* mask, std::int64_t units, double p) {
+void dropout_mask(Tag, const RandomStream& rs, T* mask, std::int64_t units, double p) {
   const T scale = p < 1.0 ? static_cast<T>(1.0 / (1.0 - p)) : T(0);
   const std::uint64_t threshold = keep_threshold(p);
   // Chunks start at multiples of 4 so that each Philox block (4 draws) is computed once.
@@ -60,7 +61,7 @@ void dropout_mask(const RandomStream& rs, T* mask, std::int64_t units, double p)
 /// y[u * inner + i] = x[u * inner + i] * mask[u]: one mask value per `inner` elements
 /// (inner = 1 for dropout, H*W for dropout2d). Also the backward, with gy for x.
 template <typename T>
-void apply_mask(const T* x, const T* mask, T* y, std::int64_t units, std::int64_t inner, bool accumulate) {
+void apply_mask(Tag, const T* x, const T* mask, T* y, std::int64_t units, std::int64_t inner, bool accumulate) {
   if (inner == 1) {  // one flat loop the compiler vectorises
     parallel_for(units, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
       if (accumulate)

@@ -1,27 +1,29 @@
 #pragma once
 /// \file
-/// Elementwise kernels: unary maps, binary maps with broadcasting, and the reduction of
+/// Elementwise kernels: index loops, binary maps with broadcasting, and the reduction of
 /// a broadcast gradient back to its input's shape.
 
 #include <array>
 #include <cstdint>
 
-#include "tinynet/backend/cpu/parallel.hpp"
+#include "tinynet/backend/backend.hpp"
+#include "tinynet/core/parallel.hpp"
 #include "tinynet/core/shape.hpp"
 
 namespace tinynet::backend::cpu {
 
-/// y[i] = f(x[i])
-template <typename T, typename F>
-void unary_map(const T* x, T* y, std::int64_t n, F f) {
+/// f(i) for every i in [0, n), in parallel chunks (the CPU's counterpart of a device
+/// kernel launch: `f` is one of the per-element rules in backend/*.hpp).
+template <typename F>
+void for_each_index(Tag, std::int64_t n, const F& f) {
   parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
-    for (std::int64_t i = lo; i < hi; ++i) y[i] = f(x[i]);
+    for (std::int64_t i = lo; i < hi; ++i) f(i);
   });
 }
 
 /// out[i] = f(a[i], b[i]) (same shapes), writing or adding into out.
 template <typename T, typename F>
-void zip_map(const T* a, const T* b, T* out, std::int64_t n, bool accumulate, F f) {
+void zip_map(Tag, const T* a, const T* b, T* out, std::int64_t n, bool accumulate, F f) {
   parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
     if (accumulate)
       for (std::int64_t i = lo; i < hi; ++i) out[i] += f(a[i], b[i]);
@@ -32,7 +34,7 @@ void zip_map(const T* a, const T* b, T* out, std::int64_t n, bool accumulate, F 
 
 /// dst = src, or dst += src when accumulating (how a backward hands on an unchanged gradient).
 template <typename T>
-void copy_or_add(const T* src, T* dst, std::int64_t n, bool accumulate) {
+void copy_or_add(Tag, const T* src, T* dst, std::int64_t n, bool accumulate) {
   parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
     if (accumulate)
       for (std::int64_t i = lo; i < hi; ++i) dst[i] += src[i];
@@ -74,7 +76,7 @@ inline std::int64_t broadcast_offset(std::int64_t i, const Shape& out, const std
 
 /// out[i] = f(a[bcast i], b[bcast i]) over the broadcast shape `os`.
 template <typename T, typename F>
-void broadcast_map(const T* a, const Shape& as, const T* b, const Shape& bs, T* out, const Shape& os, F f) {
+void broadcast_map(Tag, const T* a, const Shape& as, const T* b, const Shape& bs, T* out, const Shape& os, F f) {
   const auto sa = broadcast_strides(as, os), sb = broadcast_strides(bs, os);
   const std::int64_t inner = os.rank() ? os[os.rank() - 1] : 1;
   const std::int64_t rows = inner ? os.numel() / inner : 0;
@@ -93,7 +95,7 @@ void broadcast_map(const T* a, const Shape& as, const T* b, const Shape& bs, T* 
 
 /// dst (shape ds) (+)= src (shape ss) summed over the dims along which ds was broadcast to ss.
 template <typename T>
-void sum_to(const T* src, const Shape& ss, T* dst, const Shape& ds, bool accumulate) {
+void sum_to(Tag, const T* src, const Shape& ss, T* dst, const Shape& ds, bool accumulate) {
   const std::int64_t dn = ds.numel();
   if (!accumulate)
     for (std::int64_t i = 0; i < dn; ++i) dst[i] = T(0);

@@ -1,16 +1,17 @@
 #pragma once
 /// \file
-/// Kernels of linear (y = x W^T + b) and matmul, on the shared GEMM.
+/// Kernels of linear (y = x W^T + b) and matmul, on the CPU's GEMM (Eigen).
 
 #include <cstdint>
 
-#include "tinynet/backend/cpu/gemm.hpp"
+#include "tinynet/backend/backend.hpp"
+#include "tinynet/backend/cpu/detail/gemm.hpp"
 
 namespace tinynet::backend::cpu {
 
 /// y[n,o] = sum_i x[n,i] w[o,i] + b[o]   (b may be null)
 template <typename T>
-void linear_forward(const T* x, const T* w, const T* b, T* y, std::int64_t batch, std::int64_t in, std::int64_t out) {
+void linear_forward(Tag, const T* x, const T* w, const T* b, T* y, std::int64_t batch, std::int64_t in, std::int64_t out) {
   if (b != nullptr)
     for (std::int64_t n = 0; n < batch; ++n)
       for (std::int64_t o = 0; o < out; ++o) y[n * out + o] = b[o];
@@ -19,26 +20,34 @@ void linear_forward(const T* x, const T* w, const T* b, T* y, std::int64_t batch
 
 /// dx (+)= gy W
 template <typename T>
-void linear_backward_input(const T* gy, const T* w, T* dx, std::int64_t batch, std::int64_t in, std::int64_t out,
+void linear_backward_input(Tag, const T* gy, const T* w, T* dx, std::int64_t batch, std::int64_t in, std::int64_t out,
                            bool accumulate) {
   gemm<T>(false, false, batch, in, out, T(1), gy, out, w, in, accumulate ? T(1) : T(0), dx, in);
 }
 
 /// dW (+)= gy^T x
 template <typename T>
-void linear_backward_weight(const T* gy, const T* x, T* dw, std::int64_t batch, std::int64_t in, std::int64_t out,
+void linear_backward_weight(Tag, const T* gy, const T* x, T* dw, std::int64_t batch, std::int64_t in, std::int64_t out,
                             bool accumulate) {
   gemm<T>(true, false, out, in, batch, T(1), gy, out, x, in, accumulate ? T(1) : T(0), dw, in);
 }
 
 /// db (+)= sum_n gy[n,:]
 template <typename T>
-void linear_backward_bias(const T* gy, T* db, std::int64_t batch, std::int64_t out, bool accumulate) {
+void linear_backward_bias(Tag, const T* gy, T* db, std::int64_t batch, std::int64_t out, bool accumulate) {
   for (std::int64_t o = 0; o < out; ++o) {
     T acc = accumulate ? db[o] : T(0);
     for (std::int64_t n = 0; n < batch; ++n) acc += gy[n * out + o];
     db[o] = acc;
   }
+}
+
+/// c[m,n] (+)= op(a) op(b), op(a) [m,k] and op(b) [k,n]; a is stored [k,m] when trans_a,
+/// b is stored [n,k] when trans_b (matmul and its two gradients).
+template <typename T>
+void matmul(Tag, const T* a, const T* b, T* c, std::int64_t m, std::int64_t k, std::int64_t n, bool trans_a,
+            bool trans_b, bool accumulate) {
+  gemm<T>(trans_a, trans_b, m, n, k, T(1), a, trans_a ? m : k, b, trans_b ? k : n, accumulate ? T(1) : T(0), c, n);
 }
 
 }  // namespace tinynet::backend::cpu

@@ -7,16 +7,12 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "tinynet/backend/cpu/parallel.hpp"
-#include "tinynet/backend/cpu/short_runs.hpp"
+#include "tinynet/backend/backend.hpp"
+#include "tinynet/backend/pool2d.hpp"
+#include "tinynet/core/parallel.hpp"
+#include "tinynet/backend/cpu/detail/short_runs.hpp"
 
 namespace tinynet::backend::cpu {
-
-struct Pool2dGeometry {
-  std::int64_t planes, h, w;  // planes = N * C
-  std::int64_t k, s, p;       // square kernel, stride, padding
-  std::int64_t oh, ow;
-};
 
 #if defined(TINYNET_CPU_AVX512)
 namespace detail {
@@ -59,7 +55,7 @@ inline void max_pool_2x2_plane(const float* in, float* out, std::int32_t* arg, s
 
 /// y = max over each window; idx = flat index (within the plane) of the maximum.
 template <typename T>
-void max_pool2d_forward(const Pool2dGeometry& g, const T* x, T* y, std::int32_t* idx) {
+void max_pool2d_forward(Tag, const Pool2dGeometry& g, const T* x, T* y, std::int32_t* idx) {
   parallel_for(g.planes, 1, [&](std::int64_t lo, std::int64_t hi) {
 #if defined(TINYNET_CPU_AVX512)
     if constexpr (sizeof(T) == 4) {
@@ -99,7 +95,7 @@ void max_pool2d_forward(const Pool2dGeometry& g, const T* x, T* y, std::int32_t*
 
 /// dx[idx] (+)= gy
 template <typename T>
-void max_pool2d_backward(const Pool2dGeometry& g, const T* gy, const std::int32_t* idx, T* dx, bool accumulate) {
+void max_pool2d_backward(Tag, const Pool2dGeometry& g, const T* gy, const std::int32_t* idx, T* dx, bool accumulate) {
   parallel_for(g.planes, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t pl = lo; pl < hi; ++pl) {
       T* d = dx + pl * g.h * g.w;
@@ -113,7 +109,7 @@ void max_pool2d_backward(const Pool2dGeometry& g, const T* gy, const std::int32_
 
 /// y = mean of each window, padding counted as zeros (PyTorch's count_include_pad).
 template <typename T>
-void avg_pool2d_forward(const Pool2dGeometry& g, const T* x, T* y) {
+void avg_pool2d_forward(Tag, const Pool2dGeometry& g, const T* x, T* y) {
   const T inv = T(1) / static_cast<T>(g.k * g.k);
   parallel_for(g.planes, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t pl = lo; pl < hi; ++pl) {
@@ -134,7 +130,7 @@ void avg_pool2d_forward(const Pool2dGeometry& g, const T* x, T* y) {
 
 /// dx (+)= gy spread evenly over each window.
 template <typename T>
-void avg_pool2d_backward(const Pool2dGeometry& g, const T* gy, T* dx, bool accumulate) {
+void avg_pool2d_backward(Tag, const Pool2dGeometry& g, const T* gy, T* dx, bool accumulate) {
   const T inv = T(1) / static_cast<T>(g.k * g.k);
   parallel_for(g.planes, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t pl = lo; pl < hi; ++pl) {

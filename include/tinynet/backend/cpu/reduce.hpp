@@ -4,30 +4,15 @@
 
 #include <cstdint>
 
-#include "tinynet/backend/cpu/parallel.hpp"
-#include "tinynet/core/config.hpp"
+#include "tinynet/backend/backend.hpp"
+#include "tinynet/backend/reduce.hpp"
+#include "tinynet/core/parallel.hpp"
 
 namespace tinynet::backend::cpu {
 
-/// Output j = (o, i) of sum_dim: scale * sum_k x[o,k,i], summed in double for float
-/// inputs' accuracy. Shared with the device kernel.
-template <typename T>
-struct SumDimRow {
-  const T* x;
-  T* y;
-  std::int64_t n, inner;
-  T scale;
-  TINYNET_HOST_DEVICE void operator()(std::int64_t j) const {
-    const T* p = x + (j / inner) * n * inner + j % inner;
-    double acc = 0;
-    for (std::int64_t k = 0; k < n; ++k) acc += static_cast<double>(p[k * inner]);
-    y[j] = static_cast<T>(acc) * scale;
-  }
-};
-
 /// y[o,i] = scale * sum_k x[o,k,i]
 template <typename T>
-void sum_dim(const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner, T scale) {
+void sum_dim(Tag, const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner, T scale) {
   const SumDimRow<T> row{x, y, n, inner, scale};
   parallel_for(outer * inner, std::max<std::int64_t>(1, kElementwiseGrain / std::max<std::int64_t>(n, 1)),
                [&](std::int64_t lo, std::int64_t hi) {
@@ -37,7 +22,7 @@ void sum_dim(const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t 
 
 /// dx[o,k,i] (+)= scale * gy[o,i]: the backward of sum_dim.
 template <typename T>
-void broadcast_dim(const T* gy, T* dx, std::int64_t outer, std::int64_t n, std::int64_t inner, T scale,
+void broadcast_dim(Tag, const T* gy, T* dx, std::int64_t outer, std::int64_t n, std::int64_t inner, T scale,
                    bool accumulate) {
   parallel_for(outer * n, std::max<std::int64_t>(1, kElementwiseGrain / std::max<std::int64_t>(inner, 1)),
                [&](std::int64_t lo, std::int64_t hi) {
@@ -49,24 +34,9 @@ void broadcast_dim(const T* gy, T* dx, std::int64_t outer, std::int64_t n, std::
                });
 }
 
-/// Output j = (o, i) of argmax_dim: the first k with the largest x[o,k,i].
-template <typename T>
-struct ArgmaxRow {
-  const T* x;
-  std::int64_t* y;
-  std::int64_t n, inner;
-  TINYNET_HOST_DEVICE void operator()(std::int64_t j) const {
-    const T* p = x + (j / inner) * n * inner + j % inner;
-    std::int64_t best = 0;
-    for (std::int64_t k = 1; k < n; ++k)
-      if (p[k * inner] > p[best * inner]) best = k;
-    y[j] = best;
-  }
-};
-
 /// y[o,i] = argmax_k x[o,k,i] (first maximum on ties).
 template <typename T>
-void argmax_dim(const T* x, std::int64_t* y, std::int64_t outer, std::int64_t n, std::int64_t inner) {
+void argmax_dim(Tag, const T* x, std::int64_t* y, std::int64_t outer, std::int64_t n, std::int64_t inner) {
   const ArgmaxRow<T> row{x, y, n, inner};
   for (std::int64_t j = 0; j < outer * inner; ++j) row(j);
 }

@@ -1,68 +1,21 @@
 #pragma once
 /// \file
-/// batch_norm device kernels (statistics per channel), mirroring backend/cpu/batch_norm.hpp
-/// and the per-channel arithmetic of ops/batch_norm.hpp.
+/// batch_norm device kernels (statistics per channel), mirroring backend/cpu/batch_norm.hpp.
+
+#include "tinynet/core/config.hpp"
+
+#if defined(TINYNET_WITH_CUDA)
 
 #include <cmath>
 #include <cstdint>
 
-#include "tinynet/backend/cpu/batch_norm.hpp"
-#include "tinynet/backend/cuda/launch.hpp"
+#include "tinynet/backend/backend.hpp"
+#include "tinynet/backend/batch_norm.hpp"
+#include "tinynet/backend/cuda/detail/launch.hpp"
 
 namespace tinynet::backend::cuda {
 
-using cpu::BatchNormGeometry;
-
 namespace detail {
-
-template <typename T>
-struct BatchNormStats {  // one channel per index: mean and biased variance, in double
-  BatchNormGeometry g;
-  const T* x;
-  T* mean;
-  T* var;
-  TINYNET_HOST_DEVICE void operator()(std::int64_t c) const {
-    double s = 0, s2 = 0;
-    for (std::int64_t i = 0; i < g.n; ++i)
-      for (std::int64_t j = 0; j < g.hw; ++j) s += static_cast<double>(x[(i * g.c + c) * g.hw + j]);
-    const double m = s / static_cast<double>(g.n * g.hw);
-    for (std::int64_t i = 0; i < g.n; ++i)
-      for (std::int64_t j = 0; j < g.hw; ++j) {
-        const T v = x[(i * g.c + c) * g.hw + j];
-        s2 += (v - m) * (v - m);
-      }
-    mean[c] = static_cast<T>(m);
-    var[c] = static_cast<T>(s2 / static_cast<double>(g.n * g.hw));
-  }
-};
-
-template <typename T>
-struct BatchNormFinalize {  // invstd from the variance; running statistics updated in place
-  const T* mean;
-  const T* var;
-  T* invstd;
-  T* running_mean;
-  T* running_var;
-  double momentum, eps, unbias;
-  TINYNET_HOST_DEVICE void operator()(std::int64_t c) const {
-    invstd[c] = T(1) / std::sqrt(var[c] + static_cast<T>(eps));
-    if (running_mean) running_mean[c] = static_cast<T>((1 - momentum) * running_mean[c] + momentum * mean[c]);
-    if (running_var) running_var[c] = static_cast<T>((1 - momentum) * running_var[c] + momentum * var[c] * unbias);
-  }
-};
-
-template <typename T>
-struct BatchNormRunning {  // evaluation: the running statistics are the statistics
-  const T* running_mean;
-  const T* running_var;
-  T* mean;
-  T* invstd;
-  double eps;
-  TINYNET_HOST_DEVICE void operator()(std::int64_t c) const {
-    mean[c] = running_mean[c];
-    invstd[c] = T(1) / std::sqrt(running_var[c] + static_cast<T>(eps));
-  }
-};
 
 template <typename T>
 struct BatchNormApply {
@@ -136,23 +89,23 @@ struct BatchNormInputGrad {
 
 /// Training statistics: mean, invstd, and the running statistics updated (either may be null).
 template <typename T>
-void batch_norm_train_stats(const BatchNormGeometry& g, const T* x, T* mean, T* var, T* invstd, T* running_mean,
+void batch_norm_train_stats(Tag, const BatchNormGeometry& g, const T* x, T* mean, T* var, T* invstd, T* running_mean,
                             T* running_var, double momentum, double eps) {
-  for_each_index(g.c, detail::BatchNormStats<T>{g, x, mean, var});
+  for_each_index(g.c, BatchNormStats<T>{g, x, mean, var});
   const double unbias = static_cast<double>(g.count()) / static_cast<double>(g.count() - 1);
-  for_each_index(g.c, detail::BatchNormFinalize<T>{mean, var, invstd, running_mean, running_var, momentum, eps, unbias});
+  for_each_index(g.c, BatchNormFinalize<T>{mean, var, invstd, running_mean, running_var, momentum, eps, unbias});
 }
 
 /// Evaluation statistics from the running ones.
 template <typename T>
-void batch_norm_eval_stats(const BatchNormGeometry& g, const T* running_mean, const T* running_var, T* mean, T* invstd,
+void batch_norm_eval_stats(Tag, const BatchNormGeometry& g, const T* running_mean, const T* running_var, T* mean, T* invstd,
                            double eps) {
-  for_each_index(g.c, detail::BatchNormRunning<T>{running_mean, running_var, mean, invstd, eps});
+  for_each_index(g.c, BatchNormRunning<T>{running_mean, running_var, mean, invstd, eps});
 }
 
 /// y = (x - mean[c]) * invstd[c] * w[c] + b[c]   (w, b may be null)
 template <typename T>
-void batch_norm_apply(const BatchNormGeometry& g, const T* x, const T* mean, const T* invstd, const T* w, const T* b,
+void batch_norm_apply(Tag, const BatchNormGeometry& g, const T* x, const T* mean, const T* invstd, const T* w, const T* b,
                       T* y) {
   for_each_index(g.n * g.c * g.hw, detail::BatchNormApply<T>{g, x, mean, invstd, w, b, y});
 }
@@ -160,7 +113,7 @@ void batch_norm_apply(const BatchNormGeometry& g, const T* x, const T* mean, con
 /// Gradients of batch_norm (see the CPU kernel for the formulas). `sums` is device scratch
 /// of 2 * C doubles. Any of dx, dw, db may be null.
 template <typename T>
-void batch_norm_backward(const BatchNormGeometry& g, const T* x, const T* mean, const T* invstd, const T* w,
+void batch_norm_backward(Tag, const BatchNormGeometry& g, const T* x, const T* mean, const T* invstd, const T* w,
                          const T* gy, bool training, T* dx, bool acc_dx, T* dw, bool acc_dw, T* db, bool acc_db,
                          double* sums) {
   for_each_index(g.c, detail::BatchNormGradSums<T>{g, x, gy, mean, invstd, sums, dw, acc_dw, db, acc_db});
@@ -168,3 +121,5 @@ void batch_norm_backward(const BatchNormGeometry& g, const T* x, const T* mean, 
 }
 
 }  // namespace tinynet::backend::cuda
+
+#endif  // TINYNET_WITH_CUDA

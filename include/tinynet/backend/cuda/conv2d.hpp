@@ -5,16 +5,20 @@
 /// summed over samples in a fixed order, so results are deterministic. col2im is written
 /// as a gather (each input element sums what read it): no atomics.
 
+#include "tinynet/core/config.hpp"
+
+#if defined(TINYNET_WITH_CUDA)
+
 #include <algorithm>
 #include <cstdint>
 
-#include "tinynet/backend/cpu/conv2d.hpp"
-#include "tinynet/backend/cuda/gemm.hpp"
-#include "tinynet/backend/cuda/launch.hpp"
+#include "tinynet/backend/backend.hpp"
+#include "tinynet/backend/conv2d.hpp"
+#include "tinynet/backend/elementwise.hpp"
+#include "tinynet/backend/cuda/detail/gemm.hpp"
+#include "tinynet/backend/cuda/detail/launch.hpp"
 
 namespace tinynet::backend::cuda {
-
-using cpu::Conv2dGeometry;
 
 /// Samples per group: bounds the im2col buffer to about 64 M elements.
 inline std::int64_t conv_group(const Conv2dGeometry& g) {
@@ -22,12 +26,14 @@ inline std::int64_t conv_group(const Conv2dGeometry& g) {
 }
 
 /// Elements of device scratch conv2d_forward needs.
-inline std::int64_t conv2d_forward_scratch(const Conv2dGeometry& g) { return conv_group(g) * g.col_size(); }
+inline std::int64_t conv2d_forward_scratch(Tag, const Conv2dGeometry& g) { return conv_group(g) * g.col_size(); }
 
-/// Elements of device scratch conv2d_backward needs.
-inline std::int64_t conv2d_backward_scratch(const Conv2dGeometry& g) {
+/// Elements of device scratch conv2d_backward needs; with a fused ReLU, room for the
+/// masked output gradient too.
+inline std::int64_t conv2d_backward_scratch(Tag, const Conv2dGeometry& g, bool relu) {
   const std::int64_t s = conv_group(g);
-  return 2 * s * g.col_size() + g.n * g.out_c * g.col_rows() + g.n * g.out_c;
+  return 2 * s * g.col_size() + g.n * g.out_c * g.col_rows() + g.n * g.out_c +
+         (relu ? g.n * g.out_c * g.col_cols() : 0);
 }
 
 namespace detail {
@@ -104,9 +110,10 @@ struct SumSamples {  // dst[i] (+)= sum_s parts[s * len + i], in sample order
 
 }  // namespace detail
 
-/// y[n] = W col(x[n]) + b.  `scratch` holds conv2d_forward_scratch(g) elements.
+/// y[n] = W col(x[n]) + b, then max(y, 0) with `relu`.  `scratch` holds
+/// conv2d_forward_scratch(g) elements.
 template <typename T>
-void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b, T* y, T* scratch) {
+void conv2d_forward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const T* b, T* y, T* scratch, bool relu) {
   const std::int64_t P = g.oh * g.ow, K = g.col_rows(), in_size = g.c * g.h * g.w, out_size = g.out_c * P;
   const std::int64_t group = conv_group(g);
   for (std::int64_t s0 = 0; s0 < g.n; s0 += group) {
@@ -116,19 +123,26 @@ void conv2d_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* b,
     gemm_batched<T>(false, false, g.out_c, P, K, T(1), w, K, 0, scratch, P, K * P, b != nullptr ? T(1) : T(0),
                     y + s0 * out_size, P, out_size, ns);
   }
+  if (relu) for_each_index(g.n * out_size, UnaryForward<Relu, T>{{}, y, y});
 }
 
-/// Gradients of conv2d; any of dx, dw, db may be null. `scratch` holds
-/// conv2d_backward_scratch(g) elements.
+/// Gradients of conv2d; any of dx, dw, db may be null. `y_relu`: the output of a fused
+/// conv2d_relu (the gradient passes where it is > 0), or null. `scratch` holds
+/// conv2d_backward_scratch(g, y_relu != nullptr) elements.
 template <typename T>
-void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* gy, T* dx, bool acc_dx, T* dw,
-                     bool acc_dw, T* db, bool acc_db, T* scratch) {
+void conv2d_backward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const T* gy, T* dx, bool acc_dx, T* dw,
+                     bool acc_dw, T* db, bool acc_db, T* scratch, const T* y_relu) {
   const std::int64_t P = g.oh * g.ow, K = g.col_rows(), in_size = g.c * g.h * g.w, out_size = g.out_c * P;
   const std::int64_t group = conv_group(g);
   T* col = scratch;
   T* dcol = col + group * g.col_size();
   T* dw_parts = dcol + group * g.col_size();
   T* db_parts = dw_parts + g.n * g.out_c * K;
+  if (y_relu != nullptr) {
+    T* masked = db_parts + g.n * g.out_c;
+    for_each_index(g.n * out_size, UnaryBackward<Relu, T>{{}, nullptr, y_relu, gy, masked, false});
+    gy = masked;
+  }
   for (std::int64_t s0 = 0; s0 < g.n; s0 += group) {
     const std::int64_t ns = std::min(group, g.n - s0);
     const T* gys = gy + s0 * out_size;
@@ -150,3 +164,5 @@ void conv2d_backward(const Conv2dGeometry& g, const T* x, const T* w, const T* g
 }
 
 }  // namespace tinynet::backend::cuda
+
+#endif  // TINYNET_WITH_CUDA

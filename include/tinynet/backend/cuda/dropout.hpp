@@ -3,9 +3,14 @@
 /// Dropout device kernels, mirroring backend/cpu/dropout.hpp: the same counter-based
 /// Philox draws, so a seed gives the same mask on the CPU and the device.
 
+#include "tinynet/core/config.hpp"
+
+#if defined(TINYNET_WITH_CUDA)
+
 #include <cstdint>
 
-#include "tinynet/backend/cuda/launch.hpp"
+#include "tinynet/backend/cuda/detail/launch.hpp"
+#include "tinynet/backend/backend.hpp"
 #include "tinynet/core/random.hpp"
 
 namespace tinynet::backend::cuda {
@@ -44,15 +49,17 @@ struct ApplyMask {
 
 /// mask[u] = (draw u >= p) ? 1/(1-p) : 0
 template <typename T>
-void dropout_mask(const RandomStream& rs, T* mask, std::int64_t units, double p) {
+void dropout_mask(Tag, const RandomStream& rs, T* mask, std::int64_t units, double p) {
   const T scale = p < 1.0 ? static_cast<T>(1.0 / (1.0 - p)) : T(0);
   for_each_index((units + 3) / 4, detail::DropoutMask<T>{rs.key, rs.base, mask, units, p, scale});
 }
 
 /// y[u * inner + i] (+)= x[u * inner + i] * mask[u]
 template <typename T>
-void apply_mask(const T* x, const T* mask, T* y, std::int64_t units, std::int64_t inner, bool accumulate) {
+void apply_mask(Tag, const T* x, const T* mask, T* y, std::int64_t units, std::int64_t inner, bool accumulate) {
   for_each_index(units * inner, detail::ApplyMask<T>{x, mask, y, inner, accumulate});
 }
 
 }  // namespace tinynet::backend::cuda
+
+#endif  // TINYNET_WITH_CUDA

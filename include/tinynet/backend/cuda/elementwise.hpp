@@ -1,24 +1,21 @@
 #pragma once
 /// \file
-/// Elementwise device kernels, mirroring backend/cpu/elementwise.hpp: maps, broadcast maps,
+/// Elementwise device kernels, mirroring backend/cpu/elementwise.hpp: index loops, maps, broadcast maps,
 /// and the reduction of a broadcast gradient back to its input's shape.
+
+#include "tinynet/core/config.hpp"
+
+#if defined(TINYNET_WITH_CUDA)
 
 #include <cstdint>
 
-#include "tinynet/backend/cuda/launch.hpp"
+#include "tinynet/backend/backend.hpp"
+#include "tinynet/backend/cuda/detail/launch.hpp"
 #include "tinynet/core/shape.hpp"
 
 namespace tinynet::backend::cuda {
 
 namespace detail {
-
-template <typename T, typename F>
-struct UnaryMap {
-  const T* x;
-  T* y;
-  F f;
-  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const { y[i] = f(x[i]); }
-};
 
 template <typename T, typename F>
 struct ZipMap {
@@ -103,21 +100,21 @@ struct SumTo {
 
 }  // namespace detail
 
-/// y[i] = f(x[i])
-template <typename T, typename F>
-void unary_map(const T* x, T* y, std::int64_t n, F f) {
-  for_each_index(n, detail::UnaryMap<T, F>{x, y, f});
+/// f(i) for every i in [0, n), as one device kernel.
+template <typename F>
+void for_each_index(Tag, std::int64_t n, const F& f) {
+  for_each_index(n, f);
 }
 
 /// out[i] (+)= f(a[i], b[i])
 template <typename T, typename F>
-void zip_map(const T* a, const T* b, T* out, std::int64_t n, bool accumulate, F f) {
+void zip_map(Tag, const T* a, const T* b, T* out, std::int64_t n, bool accumulate, F f) {
   for_each_index(n, detail::ZipMap<T, F>{a, b, out, accumulate, f});
 }
 
 /// dst = src, or dst += src.
 template <typename T>
-void copy_or_add(const T* src, T* dst, std::int64_t n, bool accumulate) {
+void copy_or_add(Tag, const T* src, T* dst, std::int64_t n, bool accumulate) {
   for_each_index(n, detail::CopyOrAdd<T>{src, dst, accumulate});
 }
 
@@ -132,7 +129,7 @@ inline void broadcast_strides(const Shape& s, const Shape& out, std::int64_t* st
 
 /// out[i] = f(a[bcast i], b[bcast i]) over the broadcast shape `os`.
 template <typename T, typename F>
-void broadcast_map(const T* a, const Shape& as, const T* b, const Shape& bs, T* out, const Shape& os, F f) {
+void broadcast_map(Tag, const T* a, const Shape& as, const T* b, const Shape& bs, T* out, const Shape& os, F f) {
   Dims d;
   d.rank = os.rank();
   for (int k = 0; k < d.rank; ++k) d.extent[k] = os[k];
@@ -143,7 +140,7 @@ void broadcast_map(const T* a, const Shape& as, const T* b, const Shape& bs, T* 
 
 /// dst (shape ds) (+)= src (shape ss) summed over the dims along which ds was broadcast to ss.
 template <typename T>
-void sum_to(const T* src, const Shape& ss, T* dst, const Shape& ds, bool accumulate) {
+void sum_to(Tag, const T* src, const Shape& ss, T* dst, const Shape& ds, bool accumulate) {
   Dims d, dd;
   d.rank = dd.rank = ss.rank();
   std::int64_t stride = 1, reduced = 1;
@@ -158,3 +155,5 @@ void sum_to(const T* src, const Shape& ss, T* dst, const Shape& ds, bool accumul
 }
 
 }  // namespace tinynet::backend::cuda
+
+#endif  // TINYNET_WITH_CUDA

@@ -4,14 +4,17 @@
 /// backward passes gather (each input element sums the windows that cover it), so
 /// overlapping windows need no atomics and results are deterministic.
 
+#include "tinynet/core/config.hpp"
+
+#if defined(TINYNET_WITH_CUDA)
+
 #include <cstdint>
 
-#include "tinynet/backend/cpu/pool2d.hpp"
-#include "tinynet/backend/cuda/launch.hpp"
+#include "tinynet/backend/backend.hpp"
+#include "tinynet/backend/pool2d.hpp"
+#include "tinynet/backend/cuda/detail/launch.hpp"
 
 namespace tinynet::backend::cuda {
-
-using cpu::Pool2dGeometry;
 
 namespace detail {
 
@@ -110,23 +113,25 @@ struct AvgPoolBackward {
 }  // namespace detail
 
 template <typename T>
-void max_pool2d_forward(const Pool2dGeometry& g, const T* x, T* y, std::int32_t* idx) {
+void max_pool2d_forward(Tag, const Pool2dGeometry& g, const T* x, T* y, std::int32_t* idx) {
   for_each_index(g.planes * g.oh * g.ow, detail::MaxPoolForward<T>{g, x, y, idx});
 }
 
 template <typename T>
-void max_pool2d_backward(const Pool2dGeometry& g, const T* gy, const std::int32_t* idx, T* dx, bool accumulate) {
+void max_pool2d_backward(Tag, const Pool2dGeometry& g, const T* gy, const std::int32_t* idx, T* dx, bool accumulate) {
   for_each_index(g.planes * g.h * g.w, detail::MaxPoolBackward<T>{g, gy, idx, dx, accumulate});
 }
 
 template <typename T>
-void avg_pool2d_forward(const Pool2dGeometry& g, const T* x, T* y) {
+void avg_pool2d_forward(Tag, const Pool2dGeometry& g, const T* x, T* y) {
   for_each_index(g.planes * g.oh * g.ow, detail::AvgPoolForward<T>{g, x, y});
 }
 
 template <typename T>
-void avg_pool2d_backward(const Pool2dGeometry& g, const T* gy, T* dx, bool accumulate) {
+void avg_pool2d_backward(Tag, const Pool2dGeometry& g, const T* gy, T* dx, bool accumulate) {
   for_each_index(g.planes * g.h * g.w, detail::AvgPoolBackward<T>{g, gy, dx, accumulate});
 }
 
 }  // namespace tinynet::backend::cuda
+
+#endif  // TINYNET_WITH_CUDA

@@ -1,12 +1,17 @@
 #pragma once
 /// \file
 /// Reduction device kernels over the middle axis of an [outer, n, inner] view: one device
-/// thread per output element, running the CPU backend's per-output functors.
+/// thread per output element, running the rules of backend/reduce.hpp.
+
+#include "tinynet/core/config.hpp"
+
+#if defined(TINYNET_WITH_CUDA)
 
 #include <cstdint>
 
-#include "tinynet/backend/cpu/reduce.hpp"
-#include "tinynet/backend/cuda/launch.hpp"
+#include "tinynet/backend/backend.hpp"
+#include "tinynet/backend/reduce.hpp"
+#include "tinynet/backend/cuda/detail/launch.hpp"
 
 namespace tinynet::backend::cuda {
 
@@ -29,21 +34,23 @@ struct BroadcastDim {
 
 /// y[o,i] = scale * sum_k x[o,k,i]
 template <typename T>
-void sum_dim(const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner, T scale) {
-  for_each_index(outer * inner, cpu::SumDimRow<T>{x, y, n, inner, scale});
+void sum_dim(Tag, const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner, T scale) {
+  for_each_index(outer * inner, SumDimRow<T>{x, y, n, inner, scale});
 }
 
 /// dx[o,k,i] (+)= scale * gy[o,i]
 template <typename T>
-void broadcast_dim(const T* gy, T* dx, std::int64_t outer, std::int64_t n, std::int64_t inner, T scale,
+void broadcast_dim(Tag, const T* gy, T* dx, std::int64_t outer, std::int64_t n, std::int64_t inner, T scale,
                    bool accumulate) {
   for_each_index(outer * n * inner, detail::BroadcastDim<T>{gy, dx, n, inner, scale, accumulate});
 }
 
 /// y[o,i] = argmax_k x[o,k,i] (first maximum on ties)
 template <typename T>
-void argmax_dim(const T* x, std::int64_t* y, std::int64_t outer, std::int64_t n, std::int64_t inner) {
-  for_each_index(outer * inner, cpu::ArgmaxRow<T>{x, y, n, inner});
+void argmax_dim(Tag, const T* x, std::int64_t* y, std::int64_t outer, std::int64_t n, std::int64_t inner) {
+  for_each_index(outer * inner, ArgmaxRow<T>{x, y, n, inner});
 }
 
 }  // namespace tinynet::backend::cuda
+
+#endif  // TINYNET_WITH_CUDA

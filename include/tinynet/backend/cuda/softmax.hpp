@@ -1,92 +1,31 @@
 #pragma once
 /// \file
-/// softmax / log_softmax (the CPU backend's row functors) and nll_loss device kernels.
-/// nll_loss checks its targets on the device: an index out of range raises the device
-/// error flag (reported by the next synchronisation) and yields NaN, never a stray read.
+/// softmax / log_softmax device kernels: one row (backend/softmax.hpp) per index.
+
+#include "tinynet/core/config.hpp"
+
+#if defined(TINYNET_WITH_CUDA)
 
 #include <cmath>
 #include <cstdint>
 
-#include "tinynet/backend/cpu/softmax.hpp"
-#include "tinynet/backend/cuda/launch.hpp"
+#include "tinynet/backend/backend.hpp"
+#include "tinynet/backend/softmax.hpp"
+#include "tinynet/backend/cuda/detail/launch.hpp"
 
 namespace tinynet::backend::cuda {
 
-namespace detail {
-
 template <typename T>
-struct NllForward {  // per sample; bad targets raise the device error flag
-  const T* logp;
-  const std::int64_t* target;
-  T* per_sample;
-  std::int64_t classes;
-  int* error;
-  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const {
-    const std::int64_t t = target[i];
-    if (t < 0 || t >= classes) {
-      tinynet::cuda::raise_device_error(error, tinynet::cuda::detail::kIndexOutOfRange);
-      per_sample[i] = static_cast<T>(NAN);
-      return;
-    }
-    per_sample[i] = -logp[i * classes + t];
-  }
-};
-
-template <typename T>
-struct ReduceSamples {  // out[0] = sum_i per_sample[i] / divisor, in double and in order (one thread)
-  const T* per_sample;
-  T* out;
-  std::int64_t batch;
-  double divisor;
-  TINYNET_HOST_DEVICE void operator()(std::int64_t) const {
-    double acc = 0;
-    for (std::int64_t i = 0; i < batch; ++i) acc += static_cast<double>(per_sample[i]);
-    out[0] = static_cast<T>(acc / divisor);
-  }
-};
-
-template <typename T>
-struct NllBackward {  // one element of dlogp per index
-  const std::int64_t* target;
-  const T* gy;
-  bool scalar;
-  T divisor;
-  T* dlogp;
-  std::int64_t classes;
-  bool accumulate;
-  TINYNET_HOST_DEVICE void operator()(std::int64_t e) const {
-    const std::int64_t i = e / classes;
-    const T g = target[i] == e % classes ? -(scalar ? gy[0] / divisor : gy[i]) : T(0);
-    dlogp[e] = accumulate ? dlogp[e] + g : g;
-  }
-};
-
-}  // namespace detail
-
-template <typename T>
-void softmax_forward(const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner, bool log) {
-  for_each_index(outer * inner, cpu::SoftmaxRowForward<T>{x, y, n, inner, log});
+void softmax_forward(Tag, const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner, bool log) {
+  for_each_index(outer * inner, SoftmaxRowForward<T>{x, y, n, inner, log});
 }
 
 template <typename T>
-void softmax_backward(const T* y, const T* gy, T* dx, std::int64_t outer, std::int64_t n, std::int64_t inner, bool log,
+void softmax_backward(Tag, const T* y, const T* gy, T* dx, std::int64_t outer, std::int64_t n, std::int64_t inner, bool log,
                       bool accumulate) {
-  for_each_index(outer * inner, cpu::SoftmaxRowBackward<T>{y, gy, dx, n, inner, log, accumulate});
-}
-
-/// per_sample[n] = -logp[n, target[n]]; out[0] = sum / divisor (when out is not null).
-template <typename T>
-void nll_forward(const T* logp, const std::int64_t* target, T* per_sample, T* out, double divisor, std::int64_t batch,
-                 std::int64_t classes) {
-  for_each_index(batch, detail::NllForward<T>{logp, target, per_sample, classes, tinynet::cuda::detail::error_word()});
-  if (out != nullptr) for_each_index(1, detail::ReduceSamples<T>{per_sample, out, batch, divisor});
-}
-
-/// dlogp[n, target[n]] (+)= -gy[n] (per-sample), or -gy[0] / divisor (reduced).
-template <typename T>
-void nll_backward(const std::int64_t* target, const T* gy, bool scalar, T divisor, T* dlogp, std::int64_t batch,
-                  std::int64_t classes, bool accumulate) {
-  for_each_index(batch * classes, detail::NllBackward<T>{target, gy, scalar, divisor, dlogp, classes, accumulate});
+  for_each_index(outer * inner, SoftmaxRowBackward<T>{y, gy, dx, n, inner, log, accumulate});
 }
 
 }  // namespace tinynet::backend::cuda
+
+#endif  // TINYNET_WITH_CUDA

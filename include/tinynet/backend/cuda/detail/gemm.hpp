@@ -3,6 +3,10 @@
 /// Row-major GEMM on the device: cuBLAS on a GPU, the CPU backend's Eigen GEMM on the
 /// emulated device. With core/cuda/runtime.hpp this is the whole seam between the two.
 
+#include "tinynet/core/config.hpp"
+
+#if defined(TINYNET_WITH_CUDA)
+
 #include <cstdint>
 
 #include "tinynet/core/cuda/runtime.hpp"
@@ -10,7 +14,7 @@
 #if defined(__CUDACC__)
 #include <cublas_v2.h>
 #else
-#include "tinynet/backend/cpu/gemm.hpp"
+#include "tinynet/backend/cpu/detail/gemm.hpp"
 #endif
 
 namespace tinynet::backend::cuda {
@@ -70,3 +74,5 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
 }
 
 }  // namespace tinynet::backend::cuda
+
+#endif  // TINYNET_WITH_CUDA

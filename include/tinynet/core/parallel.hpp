@@ -1,6 +1,7 @@
 #pragma once
 /// \file
-/// parallel_for over an index range through oneTBB, capped by set_num_threads().
+/// parallel_for over an index range through oneTBB, capped by set_num_threads(): the one way
+/// CPU work is spread over threads (kernels, data loading, transforms).
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -11,7 +12,7 @@
 #include "tinynet/core/fp_mode.hpp"
 #include "tinynet/core/threading.hpp"
 
-namespace tinynet::backend::cpu {
+namespace tinynet {
 
 namespace detail {
 inline void ensure_thread_setting() {
@@ -29,14 +30,14 @@ template <typename Body>
 void parallel_for(std::int64_t n, std::int64_t grain, Body&& body) {
   if (n <= 0) return;
   if (grain < 1) grain = 1;
-  tinynet::detail::apply_fp_mode();
+  detail::apply_fp_mode();
   if (n <= grain) {
     body(std::int64_t{0}, n);
     return;
   }
   detail::ensure_thread_setting();
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, n, grain), [&](const tbb::blocked_range<std::int64_t>& r) {
-    tinynet::detail::apply_fp_mode();
+    detail::apply_fp_mode();
     body(r.begin(), r.end());
   });
 }
@@ -44,4 +45,4 @@ void parallel_for(std::int64_t n, std::int64_t grain, Body&& body) {
 /// Elements per chunk for cheap elementwise loops: below this, threading costs more than it saves.
 inline constexpr std::int64_t kElementwiseGrain = 32768;
 
-}  // namespace tinynet::backend::cpu
+}  // namespace tinynet

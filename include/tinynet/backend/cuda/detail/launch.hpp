@@ -4,6 +4,10 @@
 /// for_each over a counting iterator on tinynet's stream. Under nvcc that is a CUDA
 /// kernel; on the emulated device it is a oneTBB (or OpenMP) loop running the same f.
 
+#include "tinynet/core/config.hpp"
+
+#if defined(TINYNET_WITH_CUDA)
+
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 
@@ -31,3 +35,5 @@ struct Dims {
 };
 
 }  // namespace tinynet::backend::cuda
+
+#endif  // TINYNET_WITH_CUDA

@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "tinynet/backend/cpu/parallel.hpp"
-#include "tinynet/backend/cpu/short_runs.hpp"
+#include "tinynet/core/parallel.hpp"
+#include "tinynet/backend/cpu/detail/short_runs.hpp"
 
 #if defined(TINYNET_CPU_AVX512)
 #include <immintrin.h>

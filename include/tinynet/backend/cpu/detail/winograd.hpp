@@ -27,9 +27,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "tinynet/backend/cpu/gemm_rows.hpp"
-#include "tinynet/backend/cpu/parallel.hpp"
-#include "tinynet/backend/cpu/short_runs.hpp"
+#include "tinynet/backend/cpu/detail/gemm_rows.hpp"
+#include "tinynet/core/parallel.hpp"
+#include "tinynet/backend/cpu/detail/short_runs.hpp"
 
 #if defined(TINYNET_CPU_AVX512)
 #include <immintrin.h>

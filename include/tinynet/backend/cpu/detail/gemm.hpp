@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "tinynet/backend/cpu/parallel.hpp"
+#include "tinynet/core/parallel.hpp"
 
 namespace tinynet::backend::cpu {
 

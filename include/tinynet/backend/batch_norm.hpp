@@ -1,0 +1,71 @@
+#pragma once
+/// \file
+/// batch_norm's geometry and per-channel statistics rules, shared by both backends.
+
+#include <cmath>
+#include <cstdint>
+
+#include "tinynet/core/config.hpp"
+
+namespace tinynet::backend {
+
+/// An [n, c, h, w] input (hw = h * w; 1 for [n, c]) normalised per channel.
+struct BatchNormGeometry {
+  std::int64_t n, c, hw;
+  TINYNET_HOST_DEVICE std::int64_t count() const { return n * hw; }
+};
+
+/// Channel c: the batch mean and biased variance, summed in double.
+template <typename T>
+struct BatchNormStats {
+  BatchNormGeometry g;
+  const T* x;
+  T* mean;
+  T* var;
+  TINYNET_HOST_DEVICE void operator()(std::int64_t c) const {
+    double s = 0, s2 = 0;
+    for (std::int64_t i = 0; i < g.n; ++i)
+      for (std::int64_t j = 0; j < g.hw; ++j) s += static_cast<double>(x[(i * g.c + c) * g.hw + j]);
+    const double m = s / static_cast<double>(g.n * g.hw);
+    for (std::int64_t i = 0; i < g.n; ++i)
+      for (std::int64_t j = 0; j < g.hw; ++j) {
+        const T v = x[(i * g.c + c) * g.hw + j];
+        s2 += (v - m) * (v - m);
+      }
+    mean[c] = static_cast<T>(m);
+    var[c] = static_cast<T>(s2 / static_cast<double>(g.n * g.hw));
+  }
+};
+
+/// Channel c in training: invstd from the variance, and the running statistics updated in
+/// place (either may be null) with the unbiased variance: r = (1 - momentum) r + momentum s.
+template <typename T>
+struct BatchNormFinalize {
+  const T* mean;
+  const T* var;
+  T* invstd;
+  T* running_mean;
+  T* running_var;
+  double momentum, eps, unbias;
+  TINYNET_HOST_DEVICE void operator()(std::int64_t c) const {
+    invstd[c] = T(1) / std::sqrt(var[c] + static_cast<T>(eps));
+    if (running_mean) running_mean[c] = static_cast<T>((1 - momentum) * running_mean[c] + momentum * mean[c]);
+    if (running_var) running_var[c] = static_cast<T>((1 - momentum) * running_var[c] + momentum * var[c] * unbias);
+  }
+};
+
+/// Channel c in evaluation: the running statistics are the statistics.
+template <typename T>
+struct BatchNormRunning {
+  const T* running_mean;
+  const T* running_var;
+  T* mean;
+  T* invstd;
+  double eps;
+  TINYNET_HOST_DEVICE void operator()(std::int64_t c) const {
+    mean[c] = running_mean[c];
+    invstd[c] = T(1) / std::sqrt(running_var[c] + static_cast<T>(eps));
+  }
+};
+
+}  // namespace tinynet::backend

@@ -1,0 +1,139 @@
+#pragma once
+/// \file
+/// The per-element rules of the elementwise ops, written once for both backends: binary
+/// arithmetic and its partial derivatives, and each unary op's value and derivative (the
+/// activations among them, which conv2d_relu fuses into its kernels).
+
+#include <cmath>
+#include <cstdint>
+
+#include "tinynet/core/config.hpp"
+
+namespace tinynet::backend {
+
+enum class Binary { add, sub, mul, div };
+
+template <typename T>
+TINYNET_HOST_DEVICE T binary_apply(Binary op, T a, T b) {
+  switch (op) {
+    case Binary::add: return a + b;
+    case Binary::sub: return a - b;
+    case Binary::mul: return a * b;
+    case Binary::div: return a / b;
+  }
+  return T(0);
+}
+
+/// d(a op b)/da and d(a op b)/db.
+template <typename T>
+TINYNET_HOST_DEVICE T binary_partial(Binary op, int wrt, T a, T b) {
+  switch (op) {
+    case Binary::add: return T(1);
+    case Binary::sub: return wrt == 0 ? T(1) : T(-1);
+    case Binary::mul: return wrt == 0 ? b : a;
+    case Binary::div: return wrt == 0 ? T(1) / b : -a / (b * b);
+  }
+  return T(0);
+}
+
+// The per-element math as functors, so that device kernels can call it too.
+struct BinaryApply {
+  Binary op;
+  template <typename T>
+  TINYNET_HOST_DEVICE T operator()(T a, T b) const { return binary_apply(op, a, b); }
+};
+struct BinaryPartial {
+  Binary op;
+  int wrt;
+  template <typename T>
+  TINYNET_HOST_DEVICE T operator()(T a, T b) const { return binary_partial(op, wrt, a, b); }
+};
+struct Times {
+  template <typename T>
+  TINYNET_HOST_DEVICE T operator()(T a, T b) const { return a * b; }
+};
+
+/// dx[i] (+)= gy[i] * f'(x[i], y[i]) for a unary op.
+template <typename Op, typename T>
+struct UnaryBackward {
+  Op op;
+  const T* x;  // null when the op does not save x
+  const T* y;  // null when the op does not save y
+  const T* g;
+  T* dx;
+  bool accumulate;
+  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const {
+    const T d = g[i] * op.template derivative<T>(x ? x[i] : T(0), y ? y[i] : T(0));
+    dx[i] = accumulate ? dx[i] + d : d;
+  }
+};
+
+/// y[i] = f(x[i]) for a unary op.
+template <typename Op, typename T>
+struct UnaryForward {
+  Op op;
+  const T* x;
+  T* y;
+  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const { y[i] = op.template forward<T>(x[i]); }
+};
+
+// Each op: y = f(x); dy/dx written in terms of the saved x and/or y.
+struct Neg {
+  static constexpr const char* kName = "neg";
+  static constexpr bool kSavesX = false, kSavesY = false;
+  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return -x; }
+  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T) const { return T(-1); }
+};
+struct Relu {  // dy/dx = [y > 0]
+  static constexpr const char* kName = "relu";
+  static constexpr bool kSavesX = false, kSavesY = true;
+  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return x > T(0) ? x : T(0); }
+  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T y) const { return y > T(0) ? T(1) : T(0); }
+};
+struct Sigmoid {  // dy/dx = y (1 - y)
+  static constexpr const char* kName = "sigmoid";
+  static constexpr bool kSavesX = false, kSavesY = true;
+  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return T(1) / (T(1) + std::exp(-x)); }
+  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T y) const { return y * (T(1) - y); }
+};
+struct Tanh {  // dy/dx = 1 - y^2
+  static constexpr const char* kName = "tanh";
+  static constexpr bool kSavesX = false, kSavesY = true;
+  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return std::tanh(x); }
+  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T y) const { return T(1) - y * y; }
+};
+struct Exp {  // dy/dx = y
+  static constexpr const char* kName = "exp";
+  static constexpr bool kSavesX = false, kSavesY = true;
+  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return std::exp(x); }
+  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T y) const { return y; }
+};
+struct Log {  // dy/dx = 1 / x
+  static constexpr const char* kName = "log";
+  static constexpr bool kSavesX = true, kSavesY = false;
+  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return std::log(x); }
+  template <typename T> TINYNET_HOST_DEVICE T derivative(T x, T) const { return T(1) / x; }
+};
+struct AddScalar {  // y = x + s
+  static constexpr const char* kName = "add_scalar";
+  static constexpr bool kSavesX = false, kSavesY = false;
+  double s;
+  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return x + static_cast<T>(s); }
+  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T) const { return T(1); }
+};
+struct MulScalar {  // y = x * s
+  static constexpr const char* kName = "mul_scalar";
+  static constexpr bool kSavesX = false, kSavesY = false;
+  double s;
+  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return x * static_cast<T>(s); }
+  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T) const { return static_cast<T>(s); }
+};
+struct PowScalar {  // y = x^p; dy/dx = p x^(p-1)
+  static constexpr const char* kName = "pow";
+  static constexpr bool kSavesX = true, kSavesY = false;
+  double p;
+  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return std::pow(x, static_cast<T>(p)); }
+  template <typename T> TINYNET_HOST_DEVICE T derivative(T x, T) const { return static_cast<T>(p) * std::pow(x, static_cast<T>(p - 1)); }
+};
+
+}  // namespace tinynet::backend

@@ -1,0 +1,79 @@
+#pragma once
+/// \file
+/// KernelSet<B>: the kernels every backend offers, with their signatures, as a concept over
+/// the backend's tag. Ops call these and nothing else of a backend, so a backend whose tag
+/// satisfies it (for float and double) runs every op; tests pin it for backend::cpu::Tag
+/// and backend::cuda::Tag. Check it where the backend's family headers are included:
+/// the kernels are found through the tag (backend/backend.hpp).
+
+#include <concepts>
+#include <cstdint>
+
+#include "tinynet/backend/batch_norm.hpp"
+#include "tinynet/backend/conv2d.hpp"
+#include "tinynet/backend/elementwise.hpp"
+#include "tinynet/backend/optimizers.hpp"
+#include "tinynet/backend/pool2d.hpp"
+#include "tinynet/core/random.hpp"
+#include "tinynet/core/shape.hpp"
+
+namespace tinynet::backend {
+
+/// The kernels of tag B for scalar type T. Arguments are spelled with their exact types;
+/// `i` stands for every extent, `on` for every flag, `x` for an input, `y` for an output.
+template <class B, class T>
+concept KernelSetFor = requires(B be, const T* x, T* y, std::int64_t i, bool on, double d, T s, const Shape& shape,
+                                const Conv2dGeometry& conv, const Pool2dGeometry& pool, const BatchNormGeometry& bn,
+                                const std::int64_t* target, std::int64_t* index, std::int32_t* argmax,
+                                const std::int32_t* saved_argmax, double* sums, const RandomStream& rs,
+                                const UnaryForward<Relu, T>& rule, const SgdArgs& sgd, const AdadeltaArgs& adadelta,
+                                const AdamArgs& adam) {
+  // elementwise
+  { for_each_index(be, i, rule) } -> std::same_as<void>;
+  { zip_map(be, x, x, y, i, on, Times{}) } -> std::same_as<void>;
+  { copy_or_add(be, x, y, i, on) } -> std::same_as<void>;
+  { broadcast_map(be, x, shape, x, shape, y, shape, Times{}) } -> std::same_as<void>;
+  { sum_to(be, x, shape, y, shape, on) } -> std::same_as<void>;
+  // linear and matmul
+  { linear_forward(be, x, x, x, y, i, i, i) } -> std::same_as<void>;
+  { linear_backward_input(be, x, x, y, i, i, i, on) } -> std::same_as<void>;
+  { linear_backward_weight(be, x, x, y, i, i, i, on) } -> std::same_as<void>;
+  { linear_backward_bias(be, x, y, i, i, on) } -> std::same_as<void>;
+  { matmul(be, x, x, y, i, i, i, on, on, on) } -> std::same_as<void>;
+  // conv2d, the fused ReLU included
+  { conv2d_forward_scratch(be, conv) } -> std::same_as<std::int64_t>;
+  { conv2d_backward_scratch(be, conv, on) } -> std::same_as<std::int64_t>;
+  { conv2d_forward(be, conv, x, x, x, y, y, on) } -> std::same_as<void>;
+  { conv2d_backward(be, conv, x, x, x, y, on, y, on, y, on, y, x) } -> std::same_as<void>;
+  // pool2d
+  { max_pool2d_forward(be, pool, x, y, argmax) } -> std::same_as<void>;
+  { max_pool2d_backward(be, pool, x, saved_argmax, y, on) } -> std::same_as<void>;
+  { avg_pool2d_forward(be, pool, x, y) } -> std::same_as<void>;
+  { avg_pool2d_backward(be, pool, x, y, on) } -> std::same_as<void>;
+  // batch_norm
+  { batch_norm_train_stats(be, bn, x, y, y, y, y, y, d, d) } -> std::same_as<void>;
+  { batch_norm_eval_stats(be, bn, x, x, y, y, d) } -> std::same_as<void>;
+  { batch_norm_apply(be, bn, x, x, x, x, x, y) } -> std::same_as<void>;
+  { batch_norm_backward(be, bn, x, x, x, x, x, on, y, on, y, on, y, on, sums) } -> std::same_as<void>;
+  // dropout
+  { dropout_mask(be, rs, y, i, d) } -> std::same_as<void>;
+  { apply_mask(be, x, x, y, i, i, on) } -> std::same_as<void>;
+  // reductions, softmax, loss
+  { sum_dim(be, x, y, i, i, i, s) } -> std::same_as<void>;
+  { broadcast_dim(be, x, y, i, i, i, s, on) } -> std::same_as<void>;
+  { argmax_dim(be, x, index, i, i, i) } -> std::same_as<void>;
+  { softmax_forward(be, x, y, i, i, i, on) } -> std::same_as<void>;
+  { softmax_backward(be, x, x, y, i, i, i, on, on) } -> std::same_as<void>;
+  { nll_forward(be, x, target, y, y, d, i, i) } -> std::same_as<void>;
+  { nll_backward(be, target, x, on, s, y, i, i, on) } -> std::same_as<void>;
+  // optimizer steps
+  { sgd_update(be, y, x, y, i, sgd) } -> std::same_as<void>;
+  { adadelta_update(be, y, x, y, y, i, adadelta) } -> std::same_as<void>;
+  { adam_update(be, y, x, y, y, y, i, adam) } -> std::same_as<void>;
+};
+
+/// Every kernel, for float32 and float64.
+template <class B>
+concept KernelSet = KernelSetFor<B, float> && KernelSetFor<B, double>;
+
+}  // namespace tinynet::backend
