@@ -6,9 +6,9 @@
 int main() {
   using namespace tinynet;
   nn::Linear<3> layer(4);
-  Tensor x(Shape{2, 4});
+  Tensor x(Shape{2, 4}, {});
   x.fill_(1.0);
-  Tensor seed(Shape{2, 3});
+  Tensor seed(Shape{2, 3}, {});
   seed.fill_(1.0);
   layer(x).backward(seed);
   // d sum(x W^T + b) / dW[o, i] = sum_n x[n, i] = 2;  / db[o] = 2.

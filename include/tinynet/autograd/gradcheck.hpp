@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tinynet/autograd/engine.hpp"
+#include "tinynet/core/creation.hpp"
 
 namespace tinynet {
 

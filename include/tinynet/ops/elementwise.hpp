@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "tinynet/backend/cpu/elementwise.hpp"
+#include "tinynet/backend/cuda/elementwise.hpp"  // empty in builds without CUDA
 #include "tinynet/backend/elementwise.hpp"
 #include "tinynet/ops/common.hpp"
 
