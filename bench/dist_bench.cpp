@@ -13,10 +13,9 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
-#include <vector>
-
 #include <tinynet/dist/dist.hpp>
 #include <tinynet/tinynet.hpp>
+#include <vector>
 
 using namespace tinynet;
 using Clock = std::chrono::steady_clock;
@@ -34,7 +33,8 @@ void fill(float* p, std::int64_t n, int rank) {
 
 bool exact(const float* p, std::int64_t n, int world) {
   for (std::int64_t i = 0; i < n; ++i)
-    if (p[i] != static_cast<float>(world * (world + 1) / 2) + static_cast<float>(world) * static_cast<float>(i % 7) * 0.5f)
+    if (p[i] !=
+        static_cast<float>(world * (world + 1) / 2) + static_cast<float>(world) * static_cast<float>(i % 7) * 0.5f)
       return false;
   return true;
 }
@@ -92,9 +92,10 @@ int main(int argc, char** argv) {
     gl.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
   }
   if (rank == 0)
-    std::printf("{\"elements\": %lld, \"world_size\": %d, \"reps\": %d, \"tinynet_ms\": %.4f, \"gloo_ms\": %.4f, "
-                "\"ratio\": %.4f}\n",
-                static_cast<long long>(n), world, reps, median(tn), median(gl), median(tn) / median(gl));
+    std::printf(
+        "{\"elements\": %lld, \"world_size\": %d, \"reps\": %d, \"tinynet_ms\": %.4f, \"gloo_ms\": %.4f, "
+        "\"ratio\": %.4f}\n",
+        static_cast<long long>(n), world, reps, median(tn), median(gl), median(tn) / median(gl));
   pg->barrier();
   return 0;
 }

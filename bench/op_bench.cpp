@@ -3,13 +3,12 @@
 // object per op: median milliseconds over the timed repetitions.
 //   op_bench --threads N [--reps R] [--warmup W]
 #include <CLI/CLI.hpp>
-#include <tinynet/tinynet.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <tinynet/tinynet.hpp>
 #include <vector>
 
 namespace {

@@ -8,11 +8,10 @@
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
-#include <tinynet/data/mnist.hpp>
-#include <tinynet/tinynet.hpp>
-
 #include <chrono>
 #include <cstdio>
+#include <tinynet/data/mnist.hpp>
+#include <tinynet/tinynet.hpp>
 
 #include "../examples/mnist/models.hpp"
 
@@ -29,8 +28,9 @@ Device pick_device(const std::string& name) {
                 "--device cuda: no CUDA device is present (no GPU, or no driver: see nvidia-smi)");
   return Device::cuda(0);
 #else
-  throw Error("--device cuda: this train_bench was compiled by g++ without the CUDA backend; run train_bench_cuda "
-              "(built by nvcc when TINYNET_WITH_CUDA is ON)");
+  throw Error(
+      "--device cuda: this train_bench was compiled by g++ without the CUDA backend; run train_bench_cuda "
+      "(built by nvcc when TINYNET_WITH_CUDA is ON)");
 #endif
 }
 
@@ -109,8 +109,8 @@ int sgemm(int size) {
   return 0;
 }
 
-int run(const std::string& device_name, const std::string& model, const std::string& data_dir, int threads,
-        int batches, int warmup, int sgemm_size) {
+int run(const std::string& device_name, const std::string& model, const std::string& data_dir, int threads, int batches,
+        int warmup, int sgemm_size) {
   set_num_threads(threads);
   set_flush_denormal(true);
   manual_seed(1);

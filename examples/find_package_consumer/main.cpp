@@ -1,7 +1,6 @@
 // Fits y = 3x - 2 with a one-feature linear model, using only the installed headers.
-#include <tinynet/tinynet.hpp>
-
 #include <cstdio>
+#include <tinynet/tinynet.hpp>
 
 int main() {
   using namespace tinynet;

@@ -1,9 +1,8 @@
 // docs/autograd.md: a new op written the way tinynet's own ops are: a CPU kernel, the
 // backward node beside the forward, the public function, and the checks its tests make.
-#include <tinynet/tinynet.hpp>
-
 #include <cmath>
 #include <cstdio>
+#include <tinynet/tinynet.hpp>
 
 // [kernel]
 namespace my_ops {
@@ -59,9 +58,8 @@ class SoftplusNode final : public autograd::Node {
 inline Tensor softplus(const Tensor& x) {
   ops::detail::check_float_input("softplus", x);
   Tensor y = ops::detail::new_output(x.shape(), x);
-  ops::detail::dispatch(x, "softplus", [&]<typename T>(auto be) {
-    softplus_forward(be, x.data<T>(), y.data<T>(), x.numel());
-  });
+  ops::detail::dispatch(x, "softplus",
+                        [&]<typename T>(auto be) { softplus_forward(be, x.data<T>(), y.data<T>(), x.numel()); });
   if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<SoftplusNode>(x), {&x});
   return y;
 }
@@ -98,8 +96,7 @@ int main() {
   // [checks]
   std::printf("forward error %.3g, gradcheck max_rel_error %.3g over %lld elements, accumulate error %.3g\n",
               forward_error, grad.max_rel_error, static_cast<long long>(grad.checked), accumulate_error);
-  return forward_error <= 1e-15 && grad.max_rel_error <= 1e-6 && grad.checked == x.numel() &&
-                 accumulate_error <= 1e-15
+  return forward_error <= 1e-15 && grad.max_rel_error <= 1e-6 && grad.checked == x.numel() && accumulate_error <= 1e-15
              ? 0
              : 1;
 }

@@ -1,9 +1,8 @@
 // docs/gpu.md: training on a CUDA device when there is one. Compiled by g++ this program
 // trains on the CPU; compiled by nvcc, on the GPU.
+#include <cstdio>
 #include <tinynet/data/dataloader.hpp>
 #include <tinynet/tinynet.hpp>
-
-#include <cstdio>
 
 using namespace tinynet;
 

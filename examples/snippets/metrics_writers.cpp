@@ -1,10 +1,9 @@
 // docs/metrics.md: the metrics writers and the progress bar in a training loop of your
 // own (here: fitting y = 3x - 1 with one Linear layer).
-#include <tinynet/metrics.hpp>
-#include <tinynet/tinynet.hpp>
-
 #include <cstdio>
 #include <filesystem>
+#include <tinynet/metrics.hpp>
+#include <tinynet/tinynet.hpp>
 
 using namespace tinynet;
 
@@ -17,9 +16,9 @@ int main() {
   double loss_value = 0;
 
   // [metrics]
-  metrics::JsonlWriter jsonl("fit.jsonl");              // one JSON object per call
+  metrics::JsonlWriter jsonl("fit.jsonl");             // one JSON object per call
   metrics::TensorBoardWriter tensorboard("runs/fit");  // a new events.out.tfevents.* file
-  metrics::ProgressBar bar;                             // draws only if stdout is a terminal
+  metrics::ProgressBar bar;                            // draws only if stdout is a terminal
 
   const std::int64_t steps = 200;
   for (std::int64_t step = 1; step <= steps; ++step) {

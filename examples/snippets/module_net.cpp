@@ -1,7 +1,6 @@
 // docs/networks.md: the same network written free-form, like a PyTorch nn.Module.
-#include <tinynet/tinynet.hpp>
-
 #include <cstdio>
+#include <tinynet/tinynet.hpp>
 
 using namespace tinynet;
 

@@ -1,16 +1,15 @@
 // README.md: define a network and train it for an epoch on MNIST (fetched into ./data).
+#include <cstdio>
 #include <tinynet/data/dataloader.hpp>
 #include <tinynet/data/mnist.hpp>
 #include <tinynet/io/io.hpp>
 #include <tinynet/tinynet.hpp>
 
-#include <cstdio>
-
 // [readme]
 using namespace tinynet;
 
-using Net = nn::Sequential<nn::Input<1, 28, 28>, nn::Conv2d<32, 3>, nn::ReLU, nn::MaxPool2d<2>,
-                           nn::Flatten, nn::Linear<128>, nn::ReLU, nn::Linear<10>, nn::LogSoftmax>;
+using Net = nn::Sequential<nn::Input<1, 28, 28>, nn::Conv2d<32, 3>, nn::ReLU, nn::MaxPool2d<2>, nn::Flatten,
+                           nn::Linear<128>, nn::ReLU, nn::Linear<10>, nn::LogSoftmax>;
 
 Net train_one_epoch() {
   manual_seed(1);

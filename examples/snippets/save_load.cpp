@@ -1,9 +1,8 @@
 // docs/file-format.md: saving weights, tensors and checkpoints.
-#include <tinynet/io/io.hpp>
-#include <tinynet/tinynet.hpp>
-
 #include <cstdio>
 #include <filesystem>
+#include <tinynet/io/io.hpp>
+#include <tinynet/tinynet.hpp>
 
 using namespace tinynet;
 

@@ -1,12 +1,11 @@
 // docs/networks.md: a network composed at compile time.
-#include <tinynet/tinynet.hpp>
-
 #include <cstdio>
+#include <tinynet/tinynet.hpp>
 
 using namespace tinynet;
 
 // [sequential]
-using Net = nn::Sequential<nn::Input<1, 28, 28>,                   // one sample: 1 x 28 x 28
+using Net = nn::Sequential<nn::Input<1, 28, 28>,                    // one sample: 1 x 28 x 28
                            nn::Conv2d<32, 3>, nn::ReLU,             // -> 32 x 26 x 26
                            nn::Conv2d<64, 3>, nn::ReLU,             // -> 64 x 24 x 24
                            nn::MaxPool2d<2>, nn::Dropout,           // -> 64 x 12 x 12

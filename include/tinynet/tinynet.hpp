@@ -3,6 +3,9 @@
 /// Umbrella header: core, autograd, ops, nn and optim. The file formats (io/) and
 /// distributed training (dist/) pull in heavier dependencies and are included explicitly.
 
+#include "tinynet/autograd/engine.hpp"
+#include "tinynet/autograd/grad_mode.hpp"
+#include "tinynet/autograd/gradcheck.hpp"
 #include "tinynet/core/allocator.hpp"
 #include "tinynet/core/creation.hpp"
 #include "tinynet/core/device.hpp"
@@ -14,11 +17,7 @@
 #include "tinynet/core/state_dict.hpp"
 #include "tinynet/core/tensor.hpp"
 #include "tinynet/core/threading.hpp"
-
-#include "tinynet/autograd/engine.hpp"
-#include "tinynet/autograd/grad_mode.hpp"
-#include "tinynet/autograd/gradcheck.hpp"
-
+#include "tinynet/nn.hpp"
 #include "tinynet/ops/batch_norm.hpp"
 #include "tinynet/ops/conv2d.hpp"
 #include "tinynet/ops/dropout.hpp"
@@ -29,9 +28,6 @@
 #include "tinynet/ops/reduce.hpp"
 #include "tinynet/ops/softmax.hpp"
 #include "tinynet/ops/view.hpp"
-
-#include "tinynet/nn.hpp"
-
 #include "tinynet/optim/adadelta.hpp"
 #include "tinynet/optim/adam.hpp"
 #include "tinynet/optim/lr_scheduler.hpp"

@@ -1,8 +1,6 @@
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <memory>
-
 #include <tinynet/tinynet.hpp>
 
 #include "ops/op_testing.hpp"
@@ -14,11 +12,11 @@ namespace {
 
 /// Which mistake a deliberately wrong backward makes.
 enum class Mistake {
-  none,            // correct: d(a*b)/da = b, d(a*b)/db = a
-  wrong_formula,   // dL/da = 1.5 * b gy (a wrong derivative everywhere)
-  one_entry,       // dL/db is off by 0.25 at element 2 only
-  ignores_upstream, // dL/da = b, as if the upstream gradient were all ones
-  skips_input,     // never writes dL/db
+  none,              // correct: d(a*b)/da = b, d(a*b)/db = a
+  wrong_formula,     // dL/da = 1.5 * b gy (a wrong derivative everywhere)
+  one_entry,         // dL/db is off by 0.25 at element 2 only
+  ignores_upstream,  // dL/da = b, as if the upstream gradient were all ones
+  skips_input,       // never writes dL/db
 };
 
 /// y = a * b (same shapes, float64), with a backward that makes `mistake`.

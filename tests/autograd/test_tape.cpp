@@ -1,15 +1,13 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <memory>
 #include <string>
 #include <thread>
-#include <vector>
-
 #include <tinynet/tinynet.hpp>
+#include <vector>
 
 #include "ops/op_testing.hpp"
 
@@ -44,10 +42,18 @@ TEST_CASE("tape: a tensor used twice gets both contributions", "[autograd]") {
     for (double v : vx) expected.push_back(df(v));
     check_close(x.grad(), expected, 1e-14);
   };
-  SECTION("x * x") { run([](const Tensor& t) { return mul(t, t); }, [](double v) { return 2 * v; }); }
-  SECTION("x + x") { run([](const Tensor& t) { return add(t, t); }, [](double) { return 2.0; }); }
-  SECTION("x - x") { run([](const Tensor& t) { return sub(t, t); }, [](double) { return 0.0; }); }
-  SECTION("x / x") { run([](const Tensor& t) { return div(t, t); }, [](double) { return 0.0; }); }
+  SECTION("x * x") {
+    run([](const Tensor& t) { return mul(t, t); }, [](double v) { return 2 * v; });
+  }
+  SECTION("x + x") {
+    run([](const Tensor& t) { return add(t, t); }, [](double) { return 2.0; });
+  }
+  SECTION("x - x") {
+    run([](const Tensor& t) { return sub(t, t); }, [](double) { return 0.0; });
+  }
+  SECTION("x / x") {
+    run([](const Tensor& t) { return div(t, t); }, [](double) { return 0.0; });
+  }
   SECTION("a square matrix times itself") {
     check_gradients([](std::span<const Tensor> in) { return matmul(in[0], in[0]); }, {random_input({4, 4}, 40)});
     check_gradients([](std::span<const Tensor> in) { return linear(in[0], in[0], in[1]); },
@@ -85,8 +91,9 @@ TEST_CASE("tape: a weight shared by two linears gets the sum of both gradients",
   check_close(b.grad(), gb, 1e-14);
 
   // The same weight applied twice in sequence.
-  check_gradients([](std::span<const Tensor> in) { return linear(tinynet::tanh(linear(in[0], in[1], in[2])), in[1], in[2]); },
-                  {random_input({3, 4}, 8), random_input({4, 4}, 9), random_input({4}, 10)});
+  check_gradients(
+      [](std::span<const Tensor> in) { return linear(tinynet::tanh(linear(in[0], in[1], in[2])), in[1], in[2]); },
+      {random_input({3, 4}, 8), random_input({4, 4}, 9), random_input({4}, 10)});
 }
 
 TEST_CASE("tape: NoGradGuard stops recording and restores the mode", "[autograd]") {
@@ -150,9 +157,9 @@ TEST_CASE("tape: backward misuse throws errors that name the problem", "[autogra
   Tensor w = random_input({3, 2}, 43);
   w.set_grad(zeros({2, 3}, {.dtype = DType::float64}));
   CHECK_THROWS_AS(sum(mul(w, 2.0)).backward(), ShapeError);
-  CHECK_THROWS_WITH(sum(mul(w, 2.0)).backward(),
-                    Catch::Contains("mul_scalar backward") && Catch::Contains("gradient of input 0 has shape [2, 3]") &&
-                        Catch::Contains("input has shape [3, 2]"));
+  CHECK_THROWS_WITH(sum(mul(w, 2.0)).backward(), Catch::Contains("mul_scalar backward") &&
+                                                     Catch::Contains("gradient of input 0 has shape [2, 3]") &&
+                                                     Catch::Contains("input has shape [3, 2]"));
 
   const Tensor loss = sum(tinynet::tanh(x));
   loss.backward();
@@ -261,12 +268,17 @@ Tensor int_targets(std::initializer_list<std::int64_t> t) { return tensor<std::i
 std::vector<Family> op_families() {
   const Tensor t3 = int_targets({2, 0, 1});
   return {
-      {"add (broadcast)", [](auto in) { return add(in[0], in[1]); }, {random_input({2, 3, 4}, 1), random_input({3, 1}, 2)}},
+      {"add (broadcast)",
+       [](auto in) { return add(in[0], in[1]); },
+       {random_input({2, 3, 4}, 1), random_input({3, 1}, 2)}},
       {"sub", [](auto in) { return sub(in[0], in[1]); }, {random_input({3, 4}, 3), random_input({3, 4}, 4)}},
-      {"mul (channel)", [](auto in) { return mul(in[0], in[1]); },
+      {"mul (channel)",
+       [](auto in) { return mul(in[0], in[1]); },
        {random_input({2, 3, 2, 2}, 5), random_input({3, 1, 1}, 6)}},
       {"mul x*x", [](auto in) { return mul(in[0], in[0]); }, {random_input({5}, 7)}},
-      {"div (trailing)", [](auto in) { return div(in[0], in[1]); }, {random_input({2, 3}, 8), away_from_zero({3}, 9, 0.5)}},
+      {"div (trailing)",
+       [](auto in) { return div(in[0], in[1]); },
+       {random_input({2, 3}, 8), away_from_zero({3}, 9, 0.5)}},
       {"neg", [](auto in) { return neg(in[0]); }, {random_input({4}, 10)}},
       {"relu", [](auto in) { return relu(in[0]); }, {away_from_zero({3, 3}, 11)}},
       {"sigmoid", [](auto in) { return sigmoid(in[0]); }, {random_input({3, 3}, 12)}},
@@ -278,12 +290,18 @@ std::vector<Family> op_families() {
       {"sum", [](auto in) { return sum(in[0]); }, {random_input({2, 3}, 18)}},
       {"sum dim keepdim", [](auto in) { return sum(in[0], 1, true); }, {random_input({2, 3, 4}, 19)}},
       {"mean dim", [](auto in) { return mean(in[0], 0); }, {random_input({2, 3, 4}, 20)}},
-      {"view + flatten", [](auto in) { return in[0].view({4, -1}).flatten(); }, {random_input({2, 3, 2}, 21)}},
-      {"linear", [](auto in) { return linear(in[0], in[1], in[2]); },
+      {"view + flatten",
+       [](auto in) {
+         return in[0].view({4, -1}).flatten();
+       },
+       {random_input({2, 3, 2}, 21)}},
+      {"linear",
+       [](auto in) { return linear(in[0], in[1], in[2]); },
        {random_input({3, 4}, 22), random_input({5, 4}, 23), random_input({5}, 24)}},
       {"matmul", [](auto in) { return matmul(in[0], in[1]); }, {random_input({3, 4}, 25), random_input({4, 2}, 26)}},
       {"matmul a*a", [](auto in) { return matmul(in[0], in[0]); }, {random_input({3, 3}, 39)}},
-      {"conv2d", [](auto in) { return conv2d(in[0], in[1], in[2], 2, 1); },
+      {"conv2d",
+       [](auto in) { return conv2d(in[0], in[1], in[2], 2, 1); },
        {random_input({2, 3, 5, 6}, 27), random_input({4, 3, 3, 3}, 28), random_input({4}, 29)}},
       {"max_pool2d", [](auto in) { return max_pool2d(in[0], 3, 2, 1); }, {distinct_values({2, 2, 5, 5}, 30)}},
       {"avg_pool2d", [](auto in) { return avg_pool2d(in[0], 3, 1, 1); }, {random_input({2, 2, 4, 5}, 31)}},
@@ -299,7 +317,8 @@ std::vector<Family> op_families() {
          return dropout2d(in[0], 0.5, true, gen);
        },
        {random_input({2, 4, 3, 3}, 33)}},
-      {"batch_norm (training)", [](auto in) { return batch_norm(in[0], Tensor(), Tensor(), in[1], in[2], true); },
+      {"batch_norm (training)",
+       [](auto in) { return batch_norm(in[0], Tensor(), Tensor(), in[1], in[2], true); },
        {random_input({3, 2, 2, 3}, 45), random_input({2}, 46), random_input({2}, 47)}},
       {"batch_norm (eval)",
        [](auto in) {
@@ -320,8 +339,8 @@ std::vector<Family> op_families() {
 void poison_cache(const std::vector<Tensor>& like) {
   std::vector<Tensor> blocks;
   for (const Tensor& t : like)
-    for (int i = 0; i < 8; ++i) blocks.push_back(full(t.shape(), std::numeric_limits<double>::quiet_NaN(),
-                                                      {.dtype = DType::float64}));
+    for (int i = 0; i < 8; ++i)
+      blocks.push_back(full(t.shape(), std::numeric_limits<double>::quiet_NaN(), {.dtype = DType::float64}));
 }
 
 }  // namespace

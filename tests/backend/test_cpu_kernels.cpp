@@ -6,18 +6,16 @@
 // build: nothing inlined or unrolled, so an intrinsic that needs a constant would fail to
 // compile there.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <random>
-#include <vector>
-
 #include <tinynet/backend/cpu/conv2d.hpp>
 #include <tinynet/backend/cpu/detail/gemm_nt.hpp>
 #include <tinynet/backend/cpu/detail/gemm_rows.hpp>
 #include <tinynet/backend/cpu/detail/short_runs.hpp>
+#include <vector>
 
 #if defined(TINYNET_CPU_AVX512)
 
@@ -50,7 +48,8 @@ TEST_CASE("gemm_nt: C += A B^T for every remainder of its 4 x 4 blocks", "[backe
       for (std::int64_t k : {0, 1, 15, 16, 17, 40, 600, 1100}) {
         INFO("m " << m << " n " << n << " k " << k);
         const std::int64_t lda = k + 3, ldb = k + 5, ldc = n + 2;
-        const auto a = random_floats(static_cast<std::size_t>(m * lda), 1), b = random_floats(static_cast<std::size_t>(n * ldb), 2);
+        const auto a = random_floats(static_cast<std::size_t>(m * lda), 1),
+                   b = random_floats(static_cast<std::size_t>(n * ldb), 2);
         auto c = random_floats(static_cast<std::size_t>(m * ldc), 3);
         for (std::int64_t o = 0; o < m; ++o) c[o * ldc + n] = c[o * ldc + n + 1] = kPad;
         const auto c0 = c;
@@ -77,7 +76,8 @@ TEST_CASE("gemm_rows: C = A B (+ bias, ReLU) for every remainder of its 8 x 48 b
         for (int mode = 0; mode < 3; ++mode) {  // plain, + bias, + bias and ReLU
           INFO("m " << m << " n " << n << " k " << k << " mode " << mode);
           const std::int64_t lda = k + 1, ldb = n + 3, ldc = n + 2;
-          const auto a = random_floats(static_cast<std::size_t>(m * lda), 4), b = random_floats(static_cast<std::size_t>(k * ldb), 5);
+          const auto a = random_floats(static_cast<std::size_t>(m * lda), 4),
+                     b = random_floats(static_cast<std::size_t>(k * ldb), 5);
           const auto bias = random_floats(static_cast<std::size_t>(m), 6);
           std::vector<float> c(static_cast<std::size_t>(m * ldc), kPad);
           tinynet::backend::cpu::gemm_rows(m, n, k, a.data(), lda, b.data(), ldb, c.data(), ldc,
@@ -118,9 +118,9 @@ TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][c
   // Winograd F(2x2, 3x3) with padding; the one-channel direct kernel; im2col with output
   // rows of 8 packed two to a vector, samples side by side, and the dot-product kernel.
   // {n, c, h, w, out_c, kh, kw, stride h, w, padding h, w, oh, ow}
-  const Conv2dGeometry geometry[] = {
-      {2, 16, 6, 7, 17, 3, 3, 1, 1, 1, 1, 6, 7}, {2, 1, 9, 11, 5, 5, 5, 1, 1, 0, 0, 5, 7},
-      {3, 4, 12, 12, 6, 5, 5, 1, 1, 0, 0, 8, 8}};
+  const Conv2dGeometry geometry[] = {{2, 16, 6, 7, 17, 3, 3, 1, 1, 1, 1, 6, 7},
+                                     {2, 1, 9, 11, 5, 5, 5, 1, 1, 0, 0, 5, 7},
+                                     {3, 4, 12, 12, 6, 5, 5, 1, 1, 0, 0, 8, 8}};
   CHECK(tinynet::backend::cpu::uses_winograd<float>(geometry[0]));
   CHECK(tinynet::backend::cpu::uses_one_channel<float>(geometry[1]));
   CHECK(tinynet::backend::cpu::cpu_group(geometry[2]) == 3);

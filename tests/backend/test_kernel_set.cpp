@@ -2,7 +2,6 @@
 // a device this build has no kernels for, naming the op (tests/cuda/test_kernel_set.cpp
 // checks the CUDA tag, in the emulated and the nvcc builds).
 #include <catch2/catch.hpp>
-
 #include <type_traits>
 
 #include "tinynet/backend/cpu/batch_norm.hpp"
@@ -23,9 +22,8 @@ static_assert(backend::KernelSet<backend::cpu::Tag>, "the CPU backend lacks a ke
 
 TEST_CASE("with_backend: the CPU tag for the CPU; a CUDA device is refused without CUDA", "[backend]") {
   bool cpu_chosen = false;
-  backend::with_backend(Device::cpu(), "op", [&](auto be) {
-    cpu_chosen = std::is_same_v<decltype(be), backend::cpu::Tag>;
-  });
+  backend::with_backend(Device::cpu(), "op",
+                        [&](auto be) { cpu_chosen = std::is_same_v<decltype(be), backend::cpu::Tag>; });
   CHECK(cpu_chosen);
   int calls = 0;
   CHECK_THROWS_AS(backend::with_backend(Device::cuda(0), "my_op", [&](auto) { ++calls; }), TypeError);

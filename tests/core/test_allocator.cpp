@@ -1,11 +1,9 @@
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <thread>
+#include <tinynet/tinynet.hpp>
 #include <utility>
 #include <vector>
-
-#include <tinynet/tinynet.hpp>
 
 using namespace tinynet;
 

@@ -1,9 +1,7 @@
 #include <catch2/catch.hpp>
-
-#include <tinynet/tinynet.hpp>
-
 #include <cmath>
 #include <limits>
+#include <tinynet/tinynet.hpp>
 
 using namespace tinynet;
 
@@ -22,8 +20,7 @@ Tensor denormal_products(std::int64_t n) {
 
 }  // namespace
 
-TEST_CASE("set_flush_denormal: kernels on every thread flush denormals, and stop when turned off",
-          "[core][fp_mode]") {
+TEST_CASE("set_flush_denormal: kernels on every thread flush denormals, and stop when turned off", "[core][fp_mode]") {
   FlushRestorer restore;
   const std::int64_t n = 1 << 20;  // large enough that the elementwise kernel runs in parallel chunks
   const float denormal = 1e-30f * 1e-10f;

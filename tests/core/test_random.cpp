@@ -1,10 +1,8 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
-#include <vector>
-
 #include <tinynet/tinynet.hpp>
+#include <vector>
 
 using namespace tinynet;
 
@@ -95,8 +93,8 @@ TEST_CASE("random: uniform stays in low <= u < high and rejects low > high", "[r
   CHECK_THROWS_AS(uniform({3}, 1.0, 0.0), ValueError);
   CHECK_THROWS_WITH(uniform({3}, 1.0, 0.0), Catch::Contains("low (1) must not exceed high (0)"));
   CHECK_THROWS_AS(rand({3}, {.dtype = DType::int64}), TypeError);
-  CHECK_THROWS_WITH(randn({3}, {.dtype = DType::int32}), Catch::Contains("float32 or float64") &&
-                                                            Catch::Contains("int32"));
+  CHECK_THROWS_WITH(randn({3}, {.dtype = DType::int32}),
+                    Catch::Contains("float32 or float64") && Catch::Contains("int32"));
 }
 
 TEST_CASE("random: randn has mean 0 and standard deviation 1", "[random]") {

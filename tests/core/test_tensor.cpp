@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <tinynet/tinynet.hpp>
 
 using namespace tinynet;

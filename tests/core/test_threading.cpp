@@ -1,11 +1,9 @@
-#include <catch2/catch.hpp>
-
 #include <tbb/global_control.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <optional>
 #include <string>
-
 #include <tinynet/tinynet.hpp>
 
 using namespace tinynet;
@@ -17,12 +15,16 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
     if (const char* old = std::getenv(name)) saved_ = old;
-    if (value) ::setenv(name, value->c_str(), 1);
-    else ::unsetenv(name);
+    if (value)
+      ::setenv(name, value->c_str(), 1);
+    else
+      ::unsetenv(name);
   }
   ~ScopedEnv() {
-    if (saved_) ::setenv(name_, saved_->c_str(), 1);
-    else ::unsetenv(name_);
+    if (saved_)
+      ::setenv(name_, saved_->c_str(), 1);
+    else
+      ::unsetenv(name_);
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
@@ -37,9 +39,7 @@ struct ThreadCountRestorer {
   ~ThreadCountRestorer() { set_num_threads(saved); }
 };
 
-std::size_t tbb_limit() {
-  return tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
-}
+std::size_t tbb_limit() { return tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism); }
 
 }  // namespace
 
@@ -83,8 +83,9 @@ TEST_CASE("threading: TINYNET_NUM_THREADS is parsed strictly", "[threading]") {
     INFO("TINYNET_NUM_THREADS=" << bad);
     ScopedEnv env(var, bad);
     CHECK_THROWS_AS(detail::threads_from_env(var), ValueError);
-    CHECK_THROWS_WITH(detail::threads_from_env(var), Catch::Contains("TINYNET_NUM_THREADS='" + std::string(bad) + "'") &&
-                                                         Catch::Contains("not a positive thread count"));
+    CHECK_THROWS_WITH(detail::threads_from_env(var),
+                      Catch::Contains("TINYNET_NUM_THREADS='" + std::string(bad) + "'") &&
+                          Catch::Contains("not a positive thread count"));
   }
 }
 

@@ -3,10 +3,8 @@
 
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
-
-#include <tinynet/core/cuda/runtime.hpp>
-
 #include <cstdio>
+#include <tinynet/core/cuda/runtime.hpp>
 
 int main(int argc, char** argv) {
   if (!tinynet::cuda::is_available()) {

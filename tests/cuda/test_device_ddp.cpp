@@ -3,14 +3,13 @@
 // rank that, like NcclGroup, refuses tensors that are not on the device, so these tests
 // run wherever the device tests do (NCCL itself needs a GPU: dist.nccl-check).
 
-#include <tinynet/dist/ddp.hpp>
-#include <tinynet/optim/sgd.hpp>
-
 #include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
+#include <tinynet/dist/ddp.hpp>
+#include <tinynet/optim/sgd.hpp>
 #include <vector>
 
 #include "device_testing.hpp"

@@ -77,10 +77,10 @@ TEST_CASE("conv2d matches the CPU for strides, padding and odd sizes", "[cuda]")
   }
   // The example network's shapes, 1 -> 32 -> 64 channels on 28x28: the weight gradients
   // are sums of thousands of terms, compared with non-negative data (see Weights).
-  check_same_on_device([](Inputs t) { return conv2d(t[0], t[1], t[2]); },
-                       {input32({8, 1, 28, 28}, 13, true, 0, 1), input32({32, 1, 3, 3}, 14, true, 0, 1),
-                        input32({32}, 15, true, 0, 1)},
-                       kDeviceTolerance, Weights::positive);
+  check_same_on_device(
+      [](Inputs t) { return conv2d(t[0], t[1], t[2]); },
+      {input32({8, 1, 28, 28}, 13, true, 0, 1), input32({32, 1, 3, 3}, 14, true, 0, 1), input32({32}, 15, true, 0, 1)},
+      kDeviceTolerance, Weights::positive);
   check_same_on_device([](Inputs t) { return conv2d(t[0], t[1], t[2]); },
                        {input32({4, 32, 26, 26}, 16, true, 0, 1), input32({64, 32, 3, 3}, 17, true, 0, 1),
                         input32({64}, 18, true, 0, 1)},
@@ -104,9 +104,7 @@ TEST_CASE("softmax, log_softmax, nll_loss and cross_entropy match the CPU", "[cu
   for (const Reduction r : {Reduction::none, Reduction::mean, Reduction::sum}) {
     INFO("reduction " << static_cast<int>(r));
     check_same_on_device(
-        [&](Inputs t) {
-          return nll_loss(log_softmax(t[0], 1), t[0].device().is_cpu() ? target : target.to(kCuda), r);
-        },
+        [&](Inputs t) { return nll_loss(log_softmax(t[0], 1), t[0].device().is_cpu() ? target : target.to(kCuda), r); },
         {x});
   }
   check_same_on_device(
@@ -161,17 +159,19 @@ TEST_CASE("float64 gradchecks pass on the device", "[cuda]") {
   check_gradients([](Inputs t) { return conv2d(t[0], t[1], t[2], 2, 1); },
                   {on_device(random_input({2, 2, 5, 6}, 40)), on_device(random_input({3, 2, 3, 3}, 41)),
                    on_device(random_input({3}, 42))});
-  check_gradients([](Inputs t) { return linear(t[0], t[1], t[2]); },
-                  {on_device(random_input({3, 4}, 43)), on_device(random_input({2, 4}, 44)),
-                   on_device(random_input({2}, 45))});
+  check_gradients(
+      [](Inputs t) { return linear(t[0], t[1], t[2]); },
+      {on_device(random_input({3, 4}, 43)), on_device(random_input({2, 4}, 44)), on_device(random_input({2}, 45))});
   check_gradients([](Inputs t) { return max_pool2d(t[0], 3, 2, 1); }, {on_device(distinct_values({1, 2, 5, 5}, 46))});
   check_gradients([](Inputs t) { return avg_pool2d(t[0], 3, 2, 1); }, {on_device(random_input({1, 2, 5, 5}, 47))});
   check_gradients(
-      [](Inputs t) { return nll_loss(log_softmax(t[0], 1), tensor<std::int64_t>({2, 0, 1}).to(kCuda)); },
+      [](Inputs t) {
+        return nll_loss(log_softmax(t[0], 1), tensor<std::int64_t>({2, 0, 1}).to(kCuda));
+      },
       {on_device(random_input({3, 4}, 48))});
-  check_gradients([](Inputs t) { return batch_norm(t[0], Tensor(), Tensor(), t[1], t[2]); },
-                  {on_device(random_input({3, 2, 2, 2}, 49)), on_device(random_input({2}, 50)),
-                   on_device(random_input({2}, 51))});
+  check_gradients(
+      [](Inputs t) { return batch_norm(t[0], Tensor(), Tensor(), t[1], t[2]); },
+      {on_device(random_input({3, 2, 2, 2}, 49)), on_device(random_input({2}, 50)), on_device(random_input({2}, 51))});
   check_gradients([](Inputs t) { return sigmoid(t[0]) * t[1] / (tanh(t[0]) + 2.0); },
                   {on_device(random_input({2, 3}, 52)), on_device(random_input({3}, 53))});
 }

@@ -1,12 +1,11 @@
 // Training on the device: optimizer updates, a whole Sequential network trained for a few
 // steps, model and checkpoint files, and the caching allocator's steady state.
 
+#include <filesystem>
 #include <tinynet/io/io.hpp>
 #include <tinynet/optim/adadelta.hpp>
 #include <tinynet/optim/adam.hpp>
 #include <tinynet/optim/sgd.hpp>
-
-#include <filesystem>
 
 #include "device_testing.hpp"
 
@@ -32,14 +31,16 @@ void check_optimizer(Make make) {
   check_close(host(pd), values(p), kDeviceTolerance);
 }
 
-using Net = nn::Sequential<nn::Input<1, 28, 28>, nn::Conv2d<8, 3>, nn::ReLU, nn::Conv2d<16, 3>, nn::ReLU,
-                           nn::MaxPool2d<2>, nn::Dropout, nn::Flatten, nn::Linear<32>, nn::ReLU, nn::Dropout,
-                           nn::Linear<10>, nn::LogSoftmax>;
+using Net =
+    nn::Sequential<nn::Input<1, 28, 28>, nn::Conv2d<8, 3>, nn::ReLU, nn::Conv2d<16, 3>, nn::ReLU, nn::MaxPool2d<2>,
+                   nn::Dropout, nn::Flatten, nn::Linear<32>, nn::ReLU, nn::Dropout, nn::Linear<10>, nn::LogSoftmax>;
 
 }  // namespace
 
 TEST_CASE("optimizers update parameters on the device as on the CPU", "[cuda]") {
-  check_optimizer([](std::vector<Tensor> p) { return optim::SGD(p, {.lr = 0.1, .momentum = 0.9, .weight_decay = 1e-3, .nesterov = true}); });
+  check_optimizer([](std::vector<Tensor> p) {
+    return optim::SGD(p, {.lr = 0.1, .momentum = 0.9, .weight_decay = 1e-3, .nesterov = true});
+  });
   check_optimizer([](std::vector<Tensor> p) { return optim::Adadelta(p, {.lr = 1.0, .weight_decay = 1e-2}); });
   check_optimizer([](std::vector<Tensor> p) { return optim::Adam(p, {.lr = 1e-2, .amsgrad = true}); });
   check_optimizer([](std::vector<Tensor> p) { return optim::AdamW(p, {.lr = 1e-2, .weight_decay = 0.1}); });

@@ -20,9 +20,8 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
-#include <vector>
-
 #include <tinynet/data/mnist.hpp>
+#include <vector>
 
 namespace test_data {
 

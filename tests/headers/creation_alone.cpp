@@ -1,7 +1,6 @@
 // Only the creation header: the tensors it makes have every member, the tape ones included.
-#include <tinynet/core/creation.hpp>
-
 #include <cstdio>
+#include <tinynet/core/creation.hpp>
 
 int main() {
   using namespace tinynet;

@@ -1,7 +1,6 @@
 // Only one layer's header: the layer's forward and backward compile, link and work.
-#include <tinynet/nn/linear.hpp>
-
 #include <cstdio>
+#include <tinynet/nn/linear.hpp>
 
 int main() {
   using namespace tinynet;

@@ -1,8 +1,7 @@
 // Only the tensor header: its members that record on the tape (backward, view, reshape,
 // flatten) must compile, link and work.
-#include <tinynet/core/tensor.hpp>
-
 #include <cstdio>
+#include <tinynet/core/tensor.hpp>
 
 int main() {
   using namespace tinynet;

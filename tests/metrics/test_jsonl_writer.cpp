@@ -2,17 +2,15 @@
 // values written, lines are complete as soon as write() returns, and errors name the file.
 
 #include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
-#include <vector>
-
 #include <tinynet/metrics/jsonl_writer.hpp>
+#include <vector>
 
 namespace fs = std::filesystem;
 using tinynet::metrics::Field;
@@ -108,7 +106,6 @@ TEST_CASE("JsonlWriter starts afresh by default and extends with append", "[metr
 TEST_CASE("JsonlWriter names the file it cannot open", "[metrics][jsonl]") {
   const fs::path path = fresh_dir("missing") / "no_such_dir" / "m.jsonl";
   CHECK_THROWS_AS(JsonlWriter(path), tinynet::FileError);
-  CHECK_THROWS_WITH(JsonlWriter(path),
-                       Catch::Matchers::Contains("JsonlWriter: cannot open '" + path.string() + "'") &&
-                           Catch::Matchers::Contains("No such file or directory"));
+  CHECK_THROWS_WITH(JsonlWriter(path), Catch::Matchers::Contains("JsonlWriter: cannot open '" + path.string() + "'") &&
+                                           Catch::Matchers::Contains("No such file or directory"));
 }

@@ -1,18 +1,16 @@
 // The progress bar: its text (durations, ETA, rate, fitting the width), silence when the
 // stream is not a terminal, and drawing in place when it is (on a pseudo-terminal).
 
-#include <catch2/catch.hpp>
-
 #include <fcntl.h>
 #include <pty.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <string>
-
 #include <tinynet/metrics/progress_bar.hpp>
 
 using namespace tinynet::metrics;
@@ -37,8 +35,8 @@ TEST_CASE("eta_seconds extrapolates the pace of the finished batches", "[metrics
 }
 
 TEST_CASE("render_progress shows batches, loss, rate and ETA within the width", "[metrics][progress]") {
-  const Progress p{.label = "Epoch 1", .done = 235, .total = 938, .loss = 0.312345, .images_per_second = 1650.4,
-                   .elapsed_s = 10.0};
+  const Progress p{
+      .label = "Epoch 1", .done = 235, .total = 938, .loss = 0.312345, .images_per_second = 1650.4, .elapsed_s = 10.0};
   const std::string line = render_progress(p, 100);
   // ETA: 10 s for 235 batches, 703 left -> 29.9 s.
   const std::string nums = "  235/938  loss 0.3123  1650 images/s  ETA 0:30";

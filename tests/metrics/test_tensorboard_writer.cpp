@@ -2,19 +2,17 @@
 // the framing of each record, flushing, and errors. tfevents_sample_test.py reads a file
 // back with a reader written independently from the format description.
 
-#include <catch2/catch.hpp>
-
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
-#include <vector>
-
 #include <tinynet/metrics/crc32c.hpp>
 #include <tinynet/metrics/tensorboard_writer.hpp>
+#include <vector>
 
 namespace fs = std::filesystem;
 using namespace tinynet::metrics;
@@ -112,6 +110,6 @@ TEST_CASE("TensorBoardWriter names the directory it cannot create", "[metrics][t
   std::ofstream(base / "file") << "not a directory";
   CHECK_THROWS_AS(TensorBoardWriter(base / "file" / "run"), tinynet::FileError);
   CHECK_THROWS_WITH(TensorBoardWriter(base / "file" / "run"),
-                       Catch::Matchers::Contains("TensorBoardWriter: cannot create the log directory '" +
-                                                 (base / "file" / "run").string() + "'"));
+                    Catch::Matchers::Contains("TensorBoardWriter: cannot create the log directory '" +
+                                              (base / "file" / "run").string() + "'"));
 }

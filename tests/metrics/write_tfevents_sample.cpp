@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
-
 #include <tinynet/metrics/tensorboard_writer.hpp>
 
 int main(int argc, char** argv) {

@@ -1,8 +1,6 @@
 #include <catch2/catch.hpp>
-
-#include <tinynet/tinynet.hpp>
-
 #include <cmath>
+#include <tinynet/tinynet.hpp>
 
 using namespace tinynet;
 using namespace tinynet::nn;
@@ -36,7 +34,8 @@ TEST_CASE("init: the same seed gives the same weights", "[nn][init]") {
   Linear<10> a(20);
   manual_seed(42);
   Linear<10> b(20);
-  for (std::int64_t i = 0; i < a.weight().numel(); ++i) CHECK(a.weight().data<float>()[i] == b.weight().data<float>()[i]);
+  for (std::int64_t i = 0; i < a.weight().numel(); ++i)
+    CHECK(a.weight().data<float>()[i] == b.weight().data<float>()[i]);
   Linear<10> c(20);
   CHECK(a.weight().data<float>()[0] != c.weight().data<float>()[0]);
 }

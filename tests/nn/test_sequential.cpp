@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <tinynet/tinynet.hpp>
 
 using namespace tinynet;
@@ -13,8 +12,8 @@ using MnistNet = Sequential<Input<1, 28, 28>, Conv2d<32, 3>, ReLU, Conv2d<64, 3>
 static_assert(std::is_same_v<MnistNet::output_shape, Sample<10>>);
 static_assert(MnistNet::parameter_count == (32 * 9 + 32) + (64 * 32 * 9 + 64) + (128 * 9216 + 128) + (10 * 128 + 10));
 static_assert(MnistNet::size == 12);
-static_assert(std::is_same_v<Sequential<Input<3, 32, 32>, Conv2d<8, 5, 2, 2>, AvgPool2d<2>>::output_shape,
-                             Sample<8, 8, 8>>);
+static_assert(
+    std::is_same_v<Sequential<Input<3, 32, 32>, Conv2d<8, 5, 2, 2>, AvgPool2d<2>>::output_shape, Sample<8, 8, 8>>);
 static_assert(std::is_same_v<Sequential<Input<3, 7, 9>, MaxPool2d<3, 2, 1>, Flatten>::output_shape, Sample<3 * 4 * 5>>);
 
 TEST_CASE("Sequential: the MNIST example's network has PyTorch's names and shapes", "[nn][sequential]") {
@@ -27,8 +26,8 @@ TEST_CASE("Sequential: the MNIST example's network has PyTorch's names and shape
   const auto named = net.named_parameters();
   std::vector<std::string> names;
   for (const auto& [n, t] : named) names.push_back(n);
-  CHECK(names == std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias", "7.weight", "7.bias",
-                                          "10.weight", "10.bias"});
+  CHECK(names == std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias", "7.weight", "7.bias", "10.weight",
+                                          "10.bias"});
   CHECK(named[4].second.shape() == Shape{128, 9216});
 
   const Tensor y = net(randn({3, 1, 28, 28}));

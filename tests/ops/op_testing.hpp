@@ -4,16 +4,14 @@
 /// kept away from kinks and ties, element access as doubles, and a gradcheck wrapper that
 /// checks every input that requires grad.
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
 #include <span>
-#include <vector>
-
 #include <tinynet/tinynet.hpp>
+#include <vector>
 
 namespace tinynet::testing {
 
@@ -93,8 +91,8 @@ inline void check_gradients(const std::function<Tensor(std::span<const Tensor>)>
   const std::int64_t expected = grad_elements(inputs);
   REQUIRE(expected > 0);
   const GradcheckResult r = gradcheck(fn, std::move(inputs));
-  INFO("worst: input " << r.worst_input << " element " << r.worst_index << ": analytic " << r.analytic
-                       << ", numeric " << r.numeric);
+  INFO("worst: input " << r.worst_input << " element " << r.worst_index << ": analytic " << r.analytic << ", numeric "
+                       << r.numeric);
   CHECK(r.checked == expected);
   CHECK(r.max_rel_error <= kGradTolerance);
 }

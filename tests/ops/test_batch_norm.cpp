@@ -24,7 +24,8 @@ std::vector<double> reference_batch_norm(const Tensor& x, const Tensor& w, const
     for (std::int64_t i = 0; i < n; ++i)
       for (std::int64_t j = 0; j < hw; ++j) {
         const auto k = static_cast<std::size_t>((i * c + ch) * hw + j);
-        out[k] = (xv[k] - mean) / std::sqrt(var + eps) * wv[static_cast<std::size_t>(ch)] + bv[static_cast<std::size_t>(ch)];
+        out[k] =
+            (xv[k] - mean) / std::sqrt(var + eps) * wv[static_cast<std::size_t>(ch)] + bv[static_cast<std::size_t>(ch)];
       }
   }
   return out;
@@ -44,8 +45,9 @@ TEST_CASE("batch_norm: gradients in training and evaluation mode", "[ops][batch_
     INFO("input shape " << shape);
     const Tensor x = random_input(shape, 4);
     const Tensor w = random_input({shape[1]}, 5), b = random_input({shape[1]}, 6);
-    check_gradients([](std::span<const Tensor> in) { return batch_norm(in[0], Tensor(), Tensor(), in[1], in[2], true); },
-                    {x, w, b});
+    check_gradients(
+        [](std::span<const Tensor> in) { return batch_norm(in[0], Tensor(), Tensor(), in[1], in[2], true); },
+        {x, w, b});
     const Tensor rm = random_input({shape[1]}, 7, false), rv = random_input({shape[1]}, 8, false, 0.5, 2.0);
     check_gradients([&](std::span<const Tensor> in) { return batch_norm(in[0], rm, rv, in[1], in[2], false); },
                     {x, w, b});

@@ -1,9 +1,7 @@
 #include <catch2/catch.hpp>
-
 #include <string>
-#include <vector>
-
 #include <tinynet/tinynet.hpp>
+#include <vector>
 
 #include "ops/op_testing.hpp"
 
@@ -28,8 +26,8 @@ const ConvCase kCases[] = {
     {1, 1, 5, 5, 1, 3, 3, 1, 0},   {2, 3, 7, 6, 4, 3, 3, 2, 1},  {3, 2, 8, 5, 3, 1, 1, 1, 0},
     {1, 2, 6, 9, 2, 2, 3, 1, 1},   {2, 1, 4, 4, 2, 3, 3, 2, 0},  {1, 1, 3, 3, 1, 5, 5, 1, 1},
     {4, 2, 5, 5, 3, 3, 3, 1, 1},   {3, 2, 7, 6, 3, 2, 3, 1, 0},  {2, 3, 5, 4, 2, 3, 4, 1, 0},
-    {5, 2, 22, 20, 3, 3, 3, 1, 0}, {2, 1, 9, 37, 4, 4, 2, 1, 0},  {3, 4, 12, 12, 6, 5, 5, 1, 0},
-    {2, 2, 10, 3, 3, 2, 2, 1, 0},  {2, 2, 20, 3, 3, 2, 3, 1, 0},  {1, 1, 30, 30, 2, 3, 3, 1, 0},
+    {5, 2, 22, 20, 3, 3, 3, 1, 0}, {2, 1, 9, 37, 4, 4, 2, 1, 0}, {3, 4, 12, 12, 6, 5, 5, 1, 0},
+    {2, 2, 10, 3, 3, 2, 2, 1, 0},  {2, 2, 20, 3, 3, 2, 3, 1, 0}, {1, 1, 30, 30, 2, 3, 3, 1, 0},
 };
 
 // Shapes that take Winograd F(2x2, 3x3) in float32 (AVX-512 builds): padding 0, 1 and 2,
@@ -82,7 +80,6 @@ struct ThreadCountRestorer {
   int saved = get_num_threads();
   ~ThreadCountRestorer() { set_num_threads(saved); }
 };
-
 
 /// float32 against the float64 kernels on one shape whose float32 path `uses` reports
 /// taken (AVX-512 builds): the output against the reference loop; the values and the
@@ -153,8 +150,8 @@ TEST_CASE("conv2d: gradients of input, weight and bias match finite differences"
     // Each gradient on its own: the kernel skips the ones not needed.
     check_gradients(fn, {random_input({k.n, k.c, k.h, k.w}, 7), random_input({k.out_c, k.c, k.kh, k.kw}, 8, false),
                          random_input({k.out_c}, 9, false)});
-    check_gradients(fn, {random_input({k.n, k.c, k.h, k.w}, 10, false), random_input({k.out_c, k.c, k.kh, k.kw}, 11),
-                         Tensor()});
+    check_gradients(
+        fn, {random_input({k.n, k.c, k.h, k.w}, 10, false), random_input({k.out_c, k.c, k.kh, k.kw}, 11), Tensor()});
   }
 }
 
@@ -190,7 +187,8 @@ TEST_CASE("conv2d_relu: the values and gradients of relu(conv2d(...))", "[ops][c
           Tensor x = random_input({k.n, k.c, k.h, k.w}, 20, false).to(dt).requires_grad_();
           Tensor w = random_input({k.out_c, k.c, k.kh, k.kw}, 21, false).to(dt).requires_grad_();
           Tensor b = with_bias ? random_input({k.out_c}, 22, false).to(dt).requires_grad_() : Tensor();
-          const Tensor y = fused ? conv2d_relu(x, w, b, k.stride, k.padding) : relu(conv2d(x, w, b, k.stride, k.padding));
+          const Tensor y =
+              fused ? conv2d_relu(x, w, b, k.stride, k.padding) : relu(conv2d(x, w, b, k.stride, k.padding));
           CHECK(std::string(y.grad_fn()->name()) == (fused ? "conv2d_relu" : "relu"));
           y.backward(random_input(y.shape(), 23, false).to(dt));
           outs.push_back(values(y));
@@ -199,7 +197,8 @@ TEST_CASE("conv2d_relu: the values and gradients of relu(conv2d(...))", "[ops][c
         }
         CHECK(outs[1] == outs[0]);
         const std::size_t half = grads.size() / 2;
-        for (std::size_t i = 0; i < half; ++i) check_close(grads[half + i], grads[i], dt == DType::float32 ? 1e-6 : 1e-14);
+        for (std::size_t i = 0; i < half; ++i)
+          check_close(grads[half + i], grads[i], dt == DType::float32 ? 1e-6 : 1e-14);
       }
   const auto fn = [](std::span<const Tensor> in) { return conv2d_relu(in[0], in[1], in[2]); };
   check_gradients(fn, {random_input({2, 2, 6, 5}, 24), random_input({3, 2, 3, 3}, 25), random_input({3}, 26)});
@@ -255,15 +254,15 @@ TEST_CASE("conv2d: misuse throws errors that name the problem", "[ops][conv2d][e
   CHECK_THROWS_WITH(conv2d(x, zeros({4, 2, 3, 3})),
                     Catch::Contains("input has 3 channels") && Catch::Contains("weight expects 2"));
   CHECK_THROWS_AS(conv2d(x, zeros({4, 3, 0, 3})), ShapeError);
-  CHECK_THROWS_WITH(conv2d(x, zeros({4, 3, 3, 0})), Catch::Contains("weight of shape [4, 3, 3, 0] has an empty kernel"));
+  CHECK_THROWS_WITH(conv2d(x, zeros({4, 3, 3, 0})),
+                    Catch::Contains("weight of shape [4, 3, 3, 0] has an empty kernel"));
   CHECK_THROWS_AS(conv2d(x, w, Tensor(), 0), ValueError);
   CHECK_THROWS_WITH(conv2d(x, w, Tensor(), 0), Catch::Contains("stride must be >= 1, got 0"));
   CHECK_THROWS_AS(conv2d(x, w, Tensor(), -2), ValueError);
   CHECK_THROWS_AS(conv2d(x, w, Tensor(), 1, -1), ValueError);
   CHECK_THROWS_WITH(conv2d(x, w, Tensor(), 1, -1), Catch::Contains("padding must be >= 0, got -1"));
   CHECK_THROWS_AS(conv2d(zeros({1, 3, 2, 8}), w), ShapeError);
-  CHECK_THROWS_WITH(conv2d(zeros({1, 3, 2, 8}), w),
-                    Catch::Contains("kernel 3x3 is larger than the padded input 2x8"));
+  CHECK_THROWS_WITH(conv2d(zeros({1, 3, 2, 8}), w), Catch::Contains("kernel 3x3 is larger than the padded input 2x8"));
   CHECK_THROWS_AS(conv2d(zeros({1, 3, 4, 4}), zeros({1, 3, 7, 7}), Tensor(), 1, 1), ShapeError);
   CHECK_THROWS_WITH(conv2d(zeros({1, 3, 4, 4}), zeros({1, 3, 7, 7}), Tensor(), 1, 1),
                     Catch::Contains("larger than the padded input 6x6"));

@@ -1,9 +1,7 @@
 #include <catch2/catch.hpp>
-
 #include <cmath>
-#include <vector>
-
 #include <tinynet/tinynet.hpp>
+#include <vector>
 
 #include "ops/op_testing.hpp"
 
@@ -91,8 +89,7 @@ TEST_CASE("dropout: float32 and float64 masks are the stream's draws compared wi
   // inside and on 16-counter groups; two threads start chunks at other offsets.
   ThreadCountRestorer restore;
   for (int threads : {1, 2})
-    for (std::int64_t n : {std::int64_t{1}, std::int64_t{63}, std::int64_t{64}, std::int64_t{65},
-                           std::int64_t{200003}})
+    for (std::int64_t n : {std::int64_t{1}, std::int64_t{63}, std::int64_t{64}, std::int64_t{65}, std::int64_t{200003}})
       for (DType dt : {DType::float32, DType::float64})
         for (double p : {0.25, 0.5, 0.9}) {
           INFO(threads << " threads, " << n << " elements, " << dt << ", p = " << p);
@@ -100,8 +97,8 @@ TEST_CASE("dropout: float32 and float64 masks are the stream's draws compared wi
           Generator gen(21), same(21);
           const auto mask = values(dropout(ones({n}, TensorOptions{.dtype = dt}), p, true, gen));
           const RandomStream rs = same.reserve(static_cast<std::uint64_t>(n));
-          const double scale = dt == DType::float32 ? static_cast<double>(static_cast<float>(1.0 / (1.0 - p)))
-                                                    : 1.0 / (1.0 - p);
+          const double scale =
+              dt == DType::float32 ? static_cast<double>(static_cast<float>(1.0 / (1.0 - p))) : 1.0 / (1.0 - p);
           std::int64_t wrong = 0;
           for (std::int64_t u = 0; u < n; ++u) {
             const bool keep = rs.uniform<double>(static_cast<std::uint64_t>(u)) >= p;

@@ -1,11 +1,9 @@
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <functional>
 #include <string>
-#include <vector>
-
 #include <tinynet/tinynet.hpp>
+#include <vector>
 
 #include "ops/op_testing.hpp"
 
@@ -147,8 +145,8 @@ std::vector<UnaryCase> unary_cases() {
       {"pow 2", [](const Tensor& x) { return tinynet::pow(x, 2); }, [](double x) { return x * x; }, false},
       {"pow 3", [](const Tensor& x) { return tinynet::pow(x, 3); }, [](double x) { return x * x * x; }, false},
       {"pow 0.5", [](const Tensor& x) { return tinynet::pow(x, 0.5); }, [](double x) { return std::sqrt(x); }, true},
-      {"pow -1.5", [](const Tensor& x) { return tinynet::pow(x, -1.5); }, [](double x) { return 1 / (x * std::sqrt(x)); },
-       true},
+      {"pow -1.5", [](const Tensor& x) { return tinynet::pow(x, -1.5); },
+       [](double x) { return 1 / (x * std::sqrt(x)); }, true},
       {"x + 2.5", [](const Tensor& x) { return x + 2.5; }, [](double x) { return x + 2.5; }, false},
       {"2.5 + x", [](const Tensor& x) { return 2.5 + x; }, [](double x) { return 2.5 + x; }, false},
       {"x - 1.5", [](const Tensor& x) { return x - 1.5; }, [](double x) { return x - 1.5; }, false},
@@ -213,8 +211,8 @@ TEST_CASE("elementwise: misuse throws errors that name the problem", "[ops][elem
 
   const Tensor labels = zeros({2, 3}, {.dtype = DType::int64});
   CHECK_THROWS_AS(div(labels, a), TypeError);
-  CHECK_THROWS_WITH(div(labels, a), Catch::Contains("div") && Catch::Contains("first operand") &&
-                                        Catch::Contains("int64"));
+  CHECK_THROWS_WITH(div(labels, a),
+                    Catch::Contains("div") && Catch::Contains("first operand") && Catch::Contains("int64"));
   CHECK_THROWS_AS(relu(labels), TypeError);
   CHECK_THROWS_WITH(tinynet::exp(labels), Catch::Contains("exp") && Catch::Contains("int64"));
   CHECK_THROWS_WITH(add(a, Tensor()), Catch::Contains("add") && Catch::Contains("undefined"));

@@ -1,8 +1,6 @@
 #include <catch2/catch.hpp>
-
-#include <vector>
-
 #include <tinynet/tinynet.hpp>
+#include <vector>
 
 #include "ops/op_testing.hpp"
 
@@ -33,7 +31,8 @@ std::vector<double> linear_reference(const Tensor& x, const Tensor& w, const Ten
   if (b.defined()) {
     const auto vb = values(b);
     for (std::int64_t n = 0; n < batch; ++n)
-      for (std::int64_t o = 0; o < out; ++o) y[static_cast<std::size_t>(n * out + o)] += vb[static_cast<std::size_t>(o)];
+      for (std::int64_t o = 0; o < out; ++o)
+        y[static_cast<std::size_t>(n * out + o)] += vb[static_cast<std::size_t>(o)];
   }
   return y;
 }
@@ -72,8 +71,8 @@ TEST_CASE("linear: gradients of input, weight and bias match finite differences"
   for (const auto& s : kLinear) {
     INFO("batch " << s.batch << " in " << s.in << " out " << s.out);
     const auto with_bias = [](std::span<const Tensor> in) { return linear(in[0], in[1], in[2]); };
-    check_gradients(with_bias, {random_input({s.batch, s.in}, 4), random_input({s.out, s.in}, 5),
-                                random_input({s.out}, 6)});
+    check_gradients(with_bias,
+                    {random_input({s.batch, s.in}, 4), random_input({s.out, s.in}, 5), random_input({s.out}, 6)});
     check_gradients([](std::span<const Tensor> in) { return linear(in[0], in[1]); },
                     {random_input({s.batch, s.in}, 7), random_input({s.out, s.in}, 8)});
     // A frozen input or frozen weight: only the others are differentiated.
@@ -142,9 +141,9 @@ TEST_CASE("linear: misuse throws errors that name the problem", "[ops][linear][e
   CHECK_THROWS_AS(linear(zeros({4, 3}, {.dtype = DType::int64}), w), TypeError);
 
   CHECK_THROWS_AS(matmul(zeros({2, 3}), zeros({4, 2})), ShapeError);
-  CHECK_THROWS_WITH(matmul(zeros({2, 3}), zeros({4, 2})),
-                    Catch::Contains("matmul") && Catch::Contains("[2, 3]") && Catch::Contains("[4, 2]") &&
-                        Catch::Contains("inner extents 3 and 4"));
+  CHECK_THROWS_WITH(matmul(zeros({2, 3}), zeros({4, 2})), Catch::Contains("matmul") && Catch::Contains("[2, 3]") &&
+                                                              Catch::Contains("[4, 2]") &&
+                                                              Catch::Contains("inner extents 3 and 4"));
   CHECK_THROWS_AS(matmul(zeros({2, 3, 1}), zeros({3, 2})), ShapeError);
   CHECK_THROWS_WITH(matmul(zeros({3}), zeros({3, 2})), Catch::Contains("first operand of rank 2"));
   CHECK_THROWS_WITH(matmul(zeros({2, 3}), zeros({3})), Catch::Contains("second operand of rank 2"));

@@ -1,12 +1,10 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <string>
-#include <vector>
-
 #include <tinynet/tinynet.hpp>
+#include <vector>
 
 #include "ops/op_testing.hpp"
 
@@ -73,8 +71,8 @@ TEST_CASE("pool2d: max and avg match a naive window loop", "[ops][pool2d]") {
     const Tensor xf = x.to(DType::float32);
     check_close(max_pool2d(xf, c.kernel, c.stride, c.padding), pool_reference(x, c.kernel, c.stride, c.padding, true),
                 1e-7);
-    check_close(avg_pool2d(xf, c.kernel, c.stride, c.padding),
-                pool_reference(x, c.kernel, c.stride, c.padding, false), 1e-6);
+    check_close(avg_pool2d(xf, c.kernel, c.stride, c.padding), pool_reference(x, c.kernel, c.stride, c.padding, false),
+                1e-6);
   }
 }
 
@@ -126,8 +124,8 @@ TEST_CASE("pool2d: 2x2 max pool in float32 picks the same maxima, ties and NaNs 
   // float32 2x2/2 pooling takes a vectorised path on AVX-512 machines (16 outputs at a
   // time, masked tails); float64 takes the scalar loop. Values from {0, 1, 2, 3} make ties
   // common; each tie must route the gradient to the same (first) element.
-  for (const Shape& shape : {Shape{2, 3, 4, 4}, Shape{1, 2, 7, 7}, Shape{2, 2, 24, 24}, Shape{1, 1, 5, 33},
-                             Shape{1, 2, 6, 70}}) {
+  for (const Shape& shape :
+       {Shape{2, 3, 4, 4}, Shape{1, 2, 7, 7}, Shape{2, 2, 24, 24}, Shape{1, 1, 5, 33}, Shape{1, 2, 6, 70}}) {
     INFO("x " << shape);
     std::vector<double> v = values(random_input(shape, 4, false, 0.0, 4.0));
     for (double& e : v) e = std::floor(e);

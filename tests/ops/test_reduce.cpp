@@ -1,9 +1,7 @@
 #include <catch2/catch.hpp>
-
 #include <string>
-#include <vector>
-
 #include <tinynet/tinynet.hpp>
+#include <vector>
 
 #include "ops/op_testing.hpp"
 
@@ -33,8 +31,10 @@ std::vector<double> reduce_reference(const Tensor& x, int dim, bool mean) {
 Shape without_dim(const Shape& s, int dim, bool keepdim) {
   Shape r;
   for (int d = 0; d < s.rank(); ++d) {
-    if (d != dim) r.push_back(s[d]);
-    else if (keepdim) r.push_back(1);
+    if (d != dim)
+      r.push_back(s[d]);
+    else if (keepdim)
+      r.push_back(1);
   }
   return r;
 }

@@ -1,10 +1,8 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
-#include <vector>
-
 #include <tinynet/tinynet.hpp>
+#include <vector>
 
 #include "ops/op_testing.hpp"
 
@@ -40,8 +38,8 @@ struct DimCase {
 
 // Classes last (the usual [N, C]), first, in the middle (inner > 1), negative dims, 1-d,
 // a single class, batch 1.
-const DimCase kDims[] = {{{3, 5}, 1}, {{3, 5}, 0},  {{2, 3, 4}, 1}, {{2, 3, 4}, 0},
-                         {{2, 3, 4}, -1}, {{6}, 0}, {{4, 1}, 1},    {{1, 7}, -1}};
+const DimCase kDims[] = {{{3, 5}, 1},     {{3, 5}, 0}, {{2, 3, 4}, 1}, {{2, 3, 4}, 0},
+                         {{2, 3, 4}, -1}, {{6}, 0},    {{4, 1}, 1},    {{1, 7}, -1}};
 
 Tensor targets(std::initializer_list<std::int64_t> t) { return tensor<std::int64_t>(t); }
 
@@ -139,7 +137,8 @@ TEST_CASE("nll_loss: matches minus the target class log-probability for every re
     CHECK(loss.shape() == (r == Reduction::none ? Shape{5} : Shape{}));
     check_close(loss, nll_reference(logp, t, r), 1e-15);
   }
-  CHECK(nll_loss(logp.to(DType::float32), t).item() == Approx(nll_reference(logp, t, Reduction::mean)[0]).epsilon(1e-6));
+  CHECK(nll_loss(logp.to(DType::float32), t).item() ==
+        Approx(nll_reference(logp, t, Reduction::mean)[0]).epsilon(1e-6));
 }
 
 TEST_CASE("cross_entropy: matches logsumexp of the logits minus the target logit", "[ops][loss]") {

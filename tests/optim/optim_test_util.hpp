@@ -4,16 +4,14 @@
 // comparisons.
 
 #include <catch2/catch.hpp>
-
+#include <cmath>
+#include <cstring>
+#include <string>
 #include <tinynet/optim/adadelta.hpp>
 #include <tinynet/optim/adam.hpp>
 #include <tinynet/optim/lr_scheduler.hpp>
 #include <tinynet/optim/sgd.hpp>
 #include <tinynet/tinynet.hpp>
-
-#include <cmath>
-#include <cstring>
-#include <string>
 #include <vector>
 
 namespace optim_test {
@@ -82,8 +80,8 @@ inline void check_close(const std::vector<double>& actual, const std::vector<dou
     const double err = std::abs(actual[i] - expected[i]) / std::max(1.0, std::abs(expected[i]));
     if (!(err <= worst)) worst = err, at = i;  // also catches NaN
   }
-  INFO(what << "[" << at << "]: actual " << actual[at] << ", expected " << expected[at] << " (of "
-            << actual.size() << " values)");
+  INFO(what << "[" << at << "]: actual " << actual[at] << ", expected " << expected[at] << " (of " << actual.size()
+            << " values)");
   CHECK(worst <= tol);
 }
 

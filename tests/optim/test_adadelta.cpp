@@ -1,6 +1,6 @@
-#include "optim/optim_test_util.hpp"
-
 #include <map>
+
+#include "optim/optim_test_util.hpp"
 
 using namespace tinynet;
 using namespace optim_test;
@@ -70,7 +70,8 @@ TEST_CASE("Adadelta: every option combination matches a double re-implementation
       {"maximize+weight_decay", {.rho = 0.95, .weight_decay = 0.05, .maximize = true}},
   };
   for (DType dt : {DType::float64, DType::float32})
-    for (const auto& [label, o] : cases) check_against_reference<Adadelta>(o, AdadeltaReference{o, {}, {}}, dt, 8, label);
+    for (const auto& [label, o] : cases)
+      check_against_reference<Adadelta>(o, AdadeltaReference{o, {}, {}}, dt, 8, label);
 }
 
 TEST_CASE("Adadelta: invalid options are ValueErrors naming the option", "[optim][adadelta][errors]") {

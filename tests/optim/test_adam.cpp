@@ -1,7 +1,7 @@
-#include "optim/optim_test_util.hpp"
-
 #include <algorithm>
 #include <map>
+
+#include "optim/optim_test_util.hpp"
 
 using namespace tinynet;
 using namespace optim_test;
@@ -29,8 +29,10 @@ struct AdamReference {
     const double bc1 = 1 - std::pow(b1, t), bc2 = 1 - std::pow(b2, t);
     for (std::size_t i = 0; i < p.size(); ++i) {
       double g = o.maximize ? -grad[i] : grad[i];
-      if (decoupled) p[i] *= 1 - o.lr * o.weight_decay;
-      else g += o.weight_decay * p[i];
+      if (decoupled)
+        p[i] *= 1 - o.lr * o.weight_decay;
+      else
+        g += o.weight_decay * p[i];
       m[k][i] = b1 * m[k][i] + (1 - b1) * g;
       v[k][i] = b2 * v[k][i] + (1 - b2) * g * g;
       vmax[k][i] = std::max(vmax[k][i], v[k][i]);

@@ -1,7 +1,7 @@
-#include "optim/optim_test_util.hpp"
-
 #include <functional>
 #include <memory>
+
+#include "optim/optim_test_util.hpp"
 
 using namespace tinynet;
 using namespace optim_test;
@@ -35,9 +35,9 @@ struct SeparableData {
 
 /// Trains a two-class logistic regression (linear + cross-entropy, full batch) with the
 /// optimizer `make(params)` gives, and returns the train accuracy after `steps` steps.
-double train_accuracy(const SeparableData& data, const std::function<std::unique_ptr<optim::Optimizer>(
-                                                       std::vector<Tensor>)>& make,
-                      int steps, double& first_loss, double& last_loss) {
+double train_accuracy(const SeparableData& data,
+                      const std::function<std::unique_ptr<optim::Optimizer>(std::vector<Tensor>)>& make, int steps,
+                      double& first_loss, double& last_loss) {
   Tensor w = zeros({2, 2}, {.requires_grad = true}), b = zeros({2}, {.requires_grad = true});
   auto opt = make({w, b});
   for (int s = 0; s < steps; ++s) {
@@ -61,11 +61,12 @@ TEST_CASE("convergence: logistic regression on separable data reaches 100% train
   using Make = std::function<std::unique_ptr<optim::Optimizer>(std::vector<Tensor>)>;
   const std::vector<std::pair<std::string, Make>> cases = {
       {"SGD", [](auto p) { return std::make_unique<optim::SGD>(p, optim::SGDOptions{.lr = 0.5}); }},
-      {"SGD momentum", [](auto p) { return std::make_unique<optim::SGD>(p, optim::SGDOptions{.lr = 0.2, .momentum = 0.9}); }},
+      {"SGD momentum",
+       [](auto p) { return std::make_unique<optim::SGD>(p, optim::SGDOptions{.lr = 0.2, .momentum = 0.9}); }},
       {"SGD nesterov",
        [](auto p) {
-         return std::make_unique<optim::SGD>(p, optim::SGDOptions{.lr = 0.2, .momentum = 0.9, .weight_decay = 1e-4,
-                                                                  .nesterov = true});
+         return std::make_unique<optim::SGD>(
+             p, optim::SGDOptions{.lr = 0.2, .momentum = 0.9, .weight_decay = 1e-4, .nesterov = true});
        }},
       {"Adadelta", [](auto p) { return std::make_unique<optim::Adadelta>(p); }},
       {"Adam", [](auto p) { return std::make_unique<optim::Adam>(p, optim::AdamOptions{.lr = 0.05}); }},

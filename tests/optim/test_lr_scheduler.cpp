@@ -1,7 +1,7 @@
-#include "optim/optim_test_util.hpp"
-
 #include <algorithm>
 #include <numbers>
+
+#include "optim/optim_test_util.hpp"
 
 using namespace tinynet;
 using namespace optim_test;
@@ -121,8 +121,11 @@ TEST_CASE("schedulers: state_dict round trip continues identically", "[optim][sc
     CHECK(same_state(sa->state_dict(), sb->state_dict()));
   };
   check([](SGD& o, int v) { return std::make_unique<StepLR>(o, 3 + v, 0.5 + 0.1 * v); }, "StepLR");
-  check([](SGD& o, int v) { return std::make_unique<MultiStepLR>(o, std::vector<std::int64_t>{2, 9 + v, 9}, 0.3); },
-        "MultiStepLR");
+  check(
+      [](SGD& o, int v) {
+        return std::make_unique<MultiStepLR>(o, std::vector<std::int64_t>{2, 9 + v, 9}, 0.3);
+      },
+      "MultiStepLR");
   check([](SGD& o, int v) { return std::make_unique<ExponentialLR>(o, 0.9 - 0.2 * v); }, "ExponentialLR");
   check([](SGD& o, int v) { return std::make_unique<CosineAnnealingLR>(o, 5 + 3 * v, 1e-3 * (1 - v)); },
         "CosineAnnealingLR");
@@ -172,5 +175,6 @@ TEST_CASE("schedulers: bad arguments and state_dict mismatches are clear errors"
 
   // The optimizer gained a group after the scheduler was built.
   m.opt.add_param_group({{ones({1}, {.requires_grad = true})}, {.lr = 1.0}});
-  CHECK_THROWS_WITH(sched.step(), Catch::Contains("the optimizer has 3 parameter groups, the scheduler was built for 2"));
+  CHECK_THROWS_WITH(sched.step(),
+                    Catch::Contains("the optimizer has 3 parameter groups, the scheduler was built for 2"));
 }

@@ -96,8 +96,7 @@ TEST_CASE("optimizer: zero_grad resets the handle or fills zeros in place", "[op
   CHECK_FALSE(params[0].grad().defined());
 }
 
-TEST_CASE("optimizer: step updates the shared handles in place, leaves gradients and the tape alone",
-          "[optim]") {
+TEST_CASE("optimizer: step updates the shared handles in place, leaves gradients and the tape alone", "[optim]") {
   const LinearProblem prob;
   const auto params = prob.make_params(DType::float64);
   const Tensor model_w = params[0];  // the model's own handle

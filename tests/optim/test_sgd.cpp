@@ -1,6 +1,6 @@
-#include "optim/optim_test_util.hpp"
-
 #include <map>
+
+#include "optim/optim_test_util.hpp"
 
 using namespace tinynet;
 using namespace optim_test;

@@ -1,7 +1,7 @@
-#include "optim/optim_test_util.hpp"
-
 #include <functional>
 #include <memory>
+
+#include "optim/optim_test_util.hpp"
 
 using namespace tinynet;
 using namespace optim_test;
@@ -19,8 +19,10 @@ namespace {
 StateDict edited(const StateDict& sd, const std::string& key, const Tensor& t = Tensor()) {
   StateDict out;
   for (const auto& [name, v] : sd)
-    if (name != key) out.insert(name, v);
-    else if (t.defined()) out.insert(name, t);
+    if (name != key)
+      out.insert(name, v);
+    else if (t.defined())
+      out.insert(name, t);
   if (!sd.contains(key) && t.defined()) out.insert(key, t);
   return out;
 }
@@ -79,8 +81,8 @@ TEST_CASE("state_dict: a restored optimizer and scheduler continue bit-identical
                       optim::SGDOptions{.lr = 1.0, .momentum = 0.1}, "SGD dampening");
     check_resume<Adadelta>(dt, optim::AdadeltaOptions{.lr = 0.5, .weight_decay = 0.01}, optim::AdadeltaOptions{},
                            "Adadelta");
-    check_resume<Adam>(dt, optim::AdamOptions{.lr = 0.05, .weight_decay = 0.1, .amsgrad = true},
-                       optim::AdamOptions{}, "Adam");
+    check_resume<Adam>(dt, optim::AdamOptions{.lr = 0.05, .weight_decay = 0.1, .amsgrad = true}, optim::AdamOptions{},
+                       "Adam");
     check_resume<AdamW>(dt, optim::AdamWOptions{.lr = 0.05, .betas = {0.8, 0.9}, .amsgrad = true},
                         optim::AdamWOptions{.lr = 1.0}, "AdamW");
   }
@@ -96,13 +98,27 @@ TEST_CASE("state_dict: layout follows PyTorch's, flattened", "[optim][state_dict
   const StateDict sd = opt.state_dict();
   std::vector<std::string> names;
   for (const auto& [name, t] : sd) names.push_back(name);
-  CHECK(names == std::vector<std::string>{
-                     "state.0.step", "state.0.exp_avg", "state.0.exp_avg_sq", "state.0.max_exp_avg_sq",
-                     "state.1.step", "state.1.exp_avg", "state.1.exp_avg_sq",
-                     "param_groups.0.params", "param_groups.0.lr", "param_groups.0.betas", "param_groups.0.eps",
-                     "param_groups.0.weight_decay", "param_groups.0.amsgrad", "param_groups.0.maximize",
-                     "param_groups.1.params", "param_groups.1.lr", "param_groups.1.betas", "param_groups.1.eps",
-                     "param_groups.1.weight_decay", "param_groups.1.amsgrad", "param_groups.1.maximize"});
+  CHECK(names == std::vector<std::string>{"state.0.step",
+                                          "state.0.exp_avg",
+                                          "state.0.exp_avg_sq",
+                                          "state.0.max_exp_avg_sq",
+                                          "state.1.step",
+                                          "state.1.exp_avg",
+                                          "state.1.exp_avg_sq",
+                                          "param_groups.0.params",
+                                          "param_groups.0.lr",
+                                          "param_groups.0.betas",
+                                          "param_groups.0.eps",
+                                          "param_groups.0.weight_decay",
+                                          "param_groups.0.amsgrad",
+                                          "param_groups.0.maximize",
+                                          "param_groups.1.params",
+                                          "param_groups.1.lr",
+                                          "param_groups.1.betas",
+                                          "param_groups.1.eps",
+                                          "param_groups.1.weight_decay",
+                                          "param_groups.1.amsgrad",
+                                          "param_groups.1.maximize"});
   CHECK(sd.integer("state.0.step") == 1);
   CHECK(sd.at("state.0.exp_avg").shape() == params[0].shape());
   CHECK(sd.at("state.0.exp_avg").dtype() == DType::float32);
@@ -185,7 +201,8 @@ TEST_CASE("state_dict: every mismatch on load is an error naming the entry", "[o
                     TypeError);
     fails(edited(good, "param_groups.0.betas", zeros({3}, {.dtype = DType::float64})),
           "entry 'param_groups.0.betas' has shape [3], expected [2]");
-    fails(edited(good, "state.1.step", scalar_tensor(1.0, {.dtype = DType::float64})), "entry 'state.1.step' is float64");
+    fails(edited(good, "state.1.step", scalar_tensor(1.0, {.dtype = DType::float64})),
+          "entry 'state.1.step' is float64");
     fails(edited(good, "param_groups.0.amsgrad", scalar_tensor(2, {.dtype = DType::int64})),
           "entry 'param_groups.0.amsgrad' must be 0 or 1");
   }

@@ -31,18 +31,19 @@ inline void accumulate_into_leaf(const std::shared_ptr<tinynet::detail::TensorIm
 /// graph is an error.
 inline void backward(const Tensor& root, const Tensor& seed = Tensor()) {
   TINYNET_CHECK(Error, root.defined(), "backward() on an undefined tensor");
-  TINYNET_CHECK(Error, root.requires_grad(),
-               "backward(): tensor does not require grad and has no grad_fn (shape ", root.shape(), ")");
+  TINYNET_CHECK(Error, root.requires_grad(), "backward(): tensor does not require grad and has no grad_fn (shape ",
+                root.shape(), ")");
   Tensor grad = seed;
   if (!grad.defined()) {
-    TINYNET_CHECK(ShapeError, root.numel() == 1, "backward(): a seed gradient is needed for a non-scalar output of shape ",
-                      root.shape(), "; pass one of the same shape or reduce the output (sum, mean) first");
+    TINYNET_CHECK(ShapeError, root.numel() == 1,
+                  "backward(): a seed gradient is needed for a non-scalar output of shape ", root.shape(),
+                  "; pass one of the same shape or reduce the output (sum, mean) first");
     grad = Tensor(root.shape(), root.options()).fill_(1.0);
   } else {
     TINYNET_CHECK(ShapeError, grad.shape() == root.shape(), "backward(): seed gradient has shape ", grad.shape(),
-                      ", output has shape ", root.shape());
+                  ", output has shape ", root.shape());
     TINYNET_CHECK(TypeError, grad.dtype() == root.dtype(), "backward(): seed gradient is ", grad.dtype(),
-                     ", output is ", root.dtype());
+                  ", output is ", root.dtype());
   }
 
   if (root.is_leaf()) {
@@ -61,7 +62,7 @@ inline void backward(const Tensor& root, const Tensor& seed = Tensor()) {
     Node* n = stack.back();
     stack.pop_back();
     TINYNET_CHECK(Error, !n->released, "backward(): trying to run backward through the graph a second time (the ",
-                 n->name(), " node's saved tensors were freed by the first backward)");
+                  n->name(), " node's saved tensors were freed by the first backward)");
     nodes.push_back(n);
     for (const Edge& e : n->next) {
       if (e.fn && !seen[e.fn.get()]) {
@@ -94,12 +95,11 @@ inline void accumulate_into_leaf(const std::shared_ptr<tinynet::detail::TensorIm
   }
   Tensor dst(leaf->grad);
   TINYNET_CHECK(ShapeError, dst.shape() == g.shape(), "backward(): accumulated grad has shape ", dst.shape(),
-                    ", new gradient ", g.shape());
+                ", new gradient ", g.shape());
   TINYNET_CHECK(TypeError, dst.device() == g.device(), "backward(): accumulated grad is on ", dst.device(),
                 ", new gradient on ", g.device());
-  backend::dispatch(dst.device(), dst.dtype(), "backward", [&]<typename T>(auto be) {
-    copy_or_add(be, g.data<T>(), dst.data<T>(), dst.numel(), true);
-  });
+  backend::dispatch(dst.device(), dst.dtype(), "backward",
+                    [&]<typename T>(auto be) { copy_or_add(be, g.data<T>(), dst.data<T>(), dst.numel(), true); });
 }
 
 }  // namespace detail

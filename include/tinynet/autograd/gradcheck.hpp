@@ -29,11 +29,11 @@ struct GradcheckResult {
 /// is below 1 (so that entries that are zero in exact arithmetic still count).
 /// Requires float64 inputs on the CPU; undefined inputs (an omitted optional argument,
 /// such as a bias) are passed to `fn` as they are.
-inline GradcheckResult gradcheck(const std::function<Tensor(std::span<const Tensor>)>& fn,
-                                 std::vector<Tensor> inputs, double eps = 1e-6, std::uint64_t seed = 1234) {
+inline GradcheckResult gradcheck(const std::function<Tensor(std::span<const Tensor>)>& fn, std::vector<Tensor> inputs,
+                                 double eps = 1e-6, std::uint64_t seed = 1234) {
   for (const Tensor& t : inputs)
     TINYNET_CHECK(TypeError, !t.defined() || !t.requires_grad() || t.dtype() == DType::float64,
-                     "gradcheck: inputs that require grad must be float64, got ", t.dtype());
+                  "gradcheck: inputs that require grad must be float64, got ", t.dtype());
   Tensor probe = fn(inputs);
   Generator gen(seed);
   const Tensor v = randn(probe.shape(), {DType::float64}, gen);
@@ -73,8 +73,7 @@ inline GradcheckResult gradcheck(const std::function<Tensor(std::span<const Tens
       set(i, orig);
       const double numeric = (up - down) / (2 * eps);
       const double analytic = g.data<double>()[i];
-      const double err =
-          std::abs(analytic - numeric) / std::max({1.0, std::abs(analytic), std::abs(numeric)});
+      const double err = std::abs(analytic - numeric) / std::max({1.0, std::abs(analytic), std::abs(numeric)});
       ++r.checked;
       if (err > r.max_rel_error || r.worst_index < 0) {
         r = {err, k, i, analytic, numeric, r.checked};

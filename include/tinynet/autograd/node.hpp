@@ -84,8 +84,8 @@ class Node {
     const Edge& e = next[i];
     Tensor existing = e.fn ? e.fn->grad_out : Tensor(e.leaf->grad);
     if (existing.defined()) {
-      TINYNET_CHECK(ShapeError, existing.shape() == e.shape, name(), " backward: gradient of input ", i,
-                        " has shape ", existing.shape(), " but the input has shape ", e.shape);
+      TINYNET_CHECK(ShapeError, existing.shape() == e.shape, name(), " backward: gradient of input ", i, " has shape ",
+                    existing.shape(), " but the input has shape ", e.shape);
       return {existing, true};
     }
     bool shared = false;
@@ -94,8 +94,10 @@ class Node {
     const TensorOptions opts{e.dtype, e.device, false};
     Tensor fresh(e.shape, opts);
     if (shared) fresh.zero_();
-    if (e.fn) e.fn->grad_out = fresh;
-    else e.leaf->grad = fresh.impl_ptr();
+    if (e.fn)
+      e.fn->grad_out = fresh;
+    else
+      e.leaf->grad = fresh.impl_ptr();
     return {fresh, shared};
   }
 
@@ -127,8 +129,10 @@ inline void record(Tensor& out, std::shared_ptr<Node> node, std::initializer_lis
   for (const Tensor* in : inputs) {
     Edge e;
     if (in != nullptr && in->defined() && in->requires_grad()) {
-      if (in->grad_fn()) e.fn = in->grad_fn();
-      else e.leaf = in->impl_ptr();
+      if (in->grad_fn())
+        e.fn = in->grad_fn();
+      else
+        e.leaf = in->impl_ptr();
       e.shape = in->shape();
       e.dtype = in->dtype();
       e.device = in->device();

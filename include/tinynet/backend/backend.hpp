@@ -46,9 +46,8 @@ decltype(auto) with_backend(Device device, const char* op, F&& f) {
 /// float64; TypeError naming `op` otherwise) and `tag` the backend of `device`.
 template <typename F>
 void dispatch(Device device, DType dtype, const char* op, F&& f) {
-  with_backend(device, op, [&](auto be) {
-    dispatch_floating(dtype, op, [&]<typename T>() { f.template operator()<T>(be); });
-  });
+  with_backend(device, op,
+               [&](auto be) { dispatch_floating(dtype, op, [&]<typename T>() { f.template operator()<T>(be); }); });
 }
 
 }  // namespace tinynet::backend

@@ -16,10 +16,14 @@ enum class Binary { add, sub, mul, div };
 template <typename T>
 TINYNET_HOST_DEVICE T binary_apply(Binary op, T a, T b) {
   switch (op) {
-    case Binary::add: return a + b;
-    case Binary::sub: return a - b;
-    case Binary::mul: return a * b;
-    case Binary::div: return a / b;
+    case Binary::add:
+      return a + b;
+    case Binary::sub:
+      return a - b;
+    case Binary::mul:
+      return a * b;
+    case Binary::div:
+      return a / b;
   }
   return T(0);
 }
@@ -28,10 +32,14 @@ TINYNET_HOST_DEVICE T binary_apply(Binary op, T a, T b) {
 template <typename T>
 TINYNET_HOST_DEVICE T binary_partial(Binary op, int wrt, T a, T b) {
   switch (op) {
-    case Binary::add: return T(1);
-    case Binary::sub: return wrt == 0 ? T(1) : T(-1);
-    case Binary::mul: return wrt == 0 ? b : a;
-    case Binary::div: return wrt == 0 ? T(1) / b : -a / (b * b);
+    case Binary::add:
+      return T(1);
+    case Binary::sub:
+      return wrt == 0 ? T(1) : T(-1);
+    case Binary::mul:
+      return wrt == 0 ? b : a;
+    case Binary::div:
+      return wrt == 0 ? T(1) / b : -a / (b * b);
   }
   return T(0);
 }
@@ -40,17 +48,23 @@ TINYNET_HOST_DEVICE T binary_partial(Binary op, int wrt, T a, T b) {
 struct BinaryApply {
   Binary op;
   template <typename T>
-  TINYNET_HOST_DEVICE T operator()(T a, T b) const { return binary_apply(op, a, b); }
+  TINYNET_HOST_DEVICE T operator()(T a, T b) const {
+    return binary_apply(op, a, b);
+  }
 };
 struct BinaryPartial {
   Binary op;
   int wrt;
   template <typename T>
-  TINYNET_HOST_DEVICE T operator()(T a, T b) const { return binary_partial(op, wrt, a, b); }
+  TINYNET_HOST_DEVICE T operator()(T a, T b) const {
+    return binary_partial(op, wrt, a, b);
+  }
 };
 struct Times {
   template <typename T>
-  TINYNET_HOST_DEVICE T operator()(T a, T b) const { return a * b; }
+  TINYNET_HOST_DEVICE T operator()(T a, T b) const {
+    return a * b;
+  }
 };
 
 /// dx[i] (+)= gy[i] * f'(x[i], y[i]) for a unary op.
@@ -81,59 +95,113 @@ struct UnaryForward {
 struct Neg {
   static constexpr const char* kName = "neg";
   static constexpr bool kSavesX = false, kSavesY = false;
-  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return -x; }
-  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T) const { return T(-1); }
+  template <typename T>
+  TINYNET_HOST_DEVICE T forward(T x) const {
+    return -x;
+  }
+  template <typename T>
+  TINYNET_HOST_DEVICE T derivative(T, T) const {
+    return T(-1);
+  }
 };
 struct Relu {  // dy/dx = [y > 0]
   static constexpr const char* kName = "relu";
   static constexpr bool kSavesX = false, kSavesY = true;
-  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return x > T(0) ? x : T(0); }
-  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T y) const { return y > T(0) ? T(1) : T(0); }
+  template <typename T>
+  TINYNET_HOST_DEVICE T forward(T x) const {
+    return x > T(0) ? x : T(0);
+  }
+  template <typename T>
+  TINYNET_HOST_DEVICE T derivative(T, T y) const {
+    return y > T(0) ? T(1) : T(0);
+  }
 };
 struct Sigmoid {  // dy/dx = y (1 - y)
   static constexpr const char* kName = "sigmoid";
   static constexpr bool kSavesX = false, kSavesY = true;
-  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return T(1) / (T(1) + std::exp(-x)); }
-  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T y) const { return y * (T(1) - y); }
+  template <typename T>
+  TINYNET_HOST_DEVICE T forward(T x) const {
+    return T(1) / (T(1) + std::exp(-x));
+  }
+  template <typename T>
+  TINYNET_HOST_DEVICE T derivative(T, T y) const {
+    return y * (T(1) - y);
+  }
 };
 struct Tanh {  // dy/dx = 1 - y^2
   static constexpr const char* kName = "tanh";
   static constexpr bool kSavesX = false, kSavesY = true;
-  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return std::tanh(x); }
-  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T y) const { return T(1) - y * y; }
+  template <typename T>
+  TINYNET_HOST_DEVICE T forward(T x) const {
+    return std::tanh(x);
+  }
+  template <typename T>
+  TINYNET_HOST_DEVICE T derivative(T, T y) const {
+    return T(1) - y * y;
+  }
 };
 struct Exp {  // dy/dx = y
   static constexpr const char* kName = "exp";
   static constexpr bool kSavesX = false, kSavesY = true;
-  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return std::exp(x); }
-  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T y) const { return y; }
+  template <typename T>
+  TINYNET_HOST_DEVICE T forward(T x) const {
+    return std::exp(x);
+  }
+  template <typename T>
+  TINYNET_HOST_DEVICE T derivative(T, T y) const {
+    return y;
+  }
 };
 struct Log {  // dy/dx = 1 / x
   static constexpr const char* kName = "log";
   static constexpr bool kSavesX = true, kSavesY = false;
-  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return std::log(x); }
-  template <typename T> TINYNET_HOST_DEVICE T derivative(T x, T) const { return T(1) / x; }
+  template <typename T>
+  TINYNET_HOST_DEVICE T forward(T x) const {
+    return std::log(x);
+  }
+  template <typename T>
+  TINYNET_HOST_DEVICE T derivative(T x, T) const {
+    return T(1) / x;
+  }
 };
 struct AddScalar {  // y = x + s
   static constexpr const char* kName = "add_scalar";
   static constexpr bool kSavesX = false, kSavesY = false;
   double s;
-  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return x + static_cast<T>(s); }
-  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T) const { return T(1); }
+  template <typename T>
+  TINYNET_HOST_DEVICE T forward(T x) const {
+    return x + static_cast<T>(s);
+  }
+  template <typename T>
+  TINYNET_HOST_DEVICE T derivative(T, T) const {
+    return T(1);
+  }
 };
 struct MulScalar {  // y = x * s
   static constexpr const char* kName = "mul_scalar";
   static constexpr bool kSavesX = false, kSavesY = false;
   double s;
-  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return x * static_cast<T>(s); }
-  template <typename T> TINYNET_HOST_DEVICE T derivative(T, T) const { return static_cast<T>(s); }
+  template <typename T>
+  TINYNET_HOST_DEVICE T forward(T x) const {
+    return x * static_cast<T>(s);
+  }
+  template <typename T>
+  TINYNET_HOST_DEVICE T derivative(T, T) const {
+    return static_cast<T>(s);
+  }
 };
 struct PowScalar {  // y = x^p; dy/dx = p x^(p-1)
   static constexpr const char* kName = "pow";
   static constexpr bool kSavesX = true, kSavesY = false;
   double p;
-  template <typename T> TINYNET_HOST_DEVICE T forward(T x) const { return std::pow(x, static_cast<T>(p)); }
-  template <typename T> TINYNET_HOST_DEVICE T derivative(T x, T) const { return static_cast<T>(p) * std::pow(x, static_cast<T>(p - 1)); }
+  template <typename T>
+  TINYNET_HOST_DEVICE T forward(T x) const {
+    return std::pow(x, static_cast<T>(p));
+  }
+  template <typename T>
+  TINYNET_HOST_DEVICE T derivative(T x, T) const {
+    return static_cast<T>(p) * std::pow(x, static_cast<T>(p - 1));
+  }
 };
 
 }  // namespace tinynet::backend

@@ -35,9 +35,18 @@ struct SgdRule {
   bool use_wd, use_mu, init_buffer, nesterov, maximize;
 
   SgdRule(T* p, const T* g, T* b, const SgdArgs& a)
-      : param(p), grad(g), buf(b), lr(static_cast<T>(a.lr)), wd(static_cast<T>(a.weight_decay)),
-        mu(static_cast<T>(a.momentum)), keep(static_cast<T>(1.0 - a.dampening)), use_wd(a.weight_decay != 0),
-        use_mu(a.momentum != 0), init_buffer(a.init_buffer), nesterov(a.nesterov), maximize(a.maximize) {}
+      : param(p),
+        grad(g),
+        buf(b),
+        lr(static_cast<T>(a.lr)),
+        wd(static_cast<T>(a.weight_decay)),
+        mu(static_cast<T>(a.momentum)),
+        keep(static_cast<T>(1.0 - a.dampening)),
+        use_wd(a.weight_decay != 0),
+        use_mu(a.momentum != 0),
+        init_buffer(a.init_buffer),
+        nesterov(a.nesterov),
+        maximize(a.maximize) {}
 
   /// The update on values: V is T, or Vec16f (sixteen floats) in the CPU's vector loop.
   /// `b` is the momentum buffer's value (unused when momentum is 0).
@@ -82,9 +91,17 @@ struct AdadeltaRule {
   bool use_wd, maximize;
 
   AdadeltaRule(T* p, const T* g, T* v, T* u, const AdadeltaArgs& a)
-      : param(p), grad(g), square_avg(v), acc_delta(u), lr(static_cast<T>(a.lr)), rho(static_cast<T>(a.rho)),
-        eps(static_cast<T>(a.eps)), wd(static_cast<T>(a.weight_decay)), one_minus_rho(static_cast<T>(1.0 - a.rho)),
-        use_wd(a.weight_decay != 0), maximize(a.maximize) {}
+      : param(p),
+        grad(g),
+        square_avg(v),
+        acc_delta(u),
+        lr(static_cast<T>(a.lr)),
+        rho(static_cast<T>(a.rho)),
+        eps(static_cast<T>(a.eps)),
+        wd(static_cast<T>(a.weight_decay)),
+        one_minus_rho(static_cast<T>(1.0 - a.rho)),
+        use_wd(a.weight_decay != 0),
+        maximize(a.maximize) {}
 
   /// The update on values: V is T, or Vec16f (sixteen floats) in the CPU's vector loop.
   template <typename V>
@@ -137,19 +154,31 @@ struct AdamRule {
   bool coupled_wd, decoupled, amsgrad, maximize;
 
   AdamRule(T* p, const T* g, T* m, T* v, T* vmax, const AdamArgs& a)
-      : param(p), grad(g), exp_avg(m), exp_avg_sq(v), max_exp_avg_sq(vmax), b1(static_cast<T>(a.beta1)),
-        b2(static_cast<T>(a.beta2)), one_minus_b1(static_cast<T>(1.0 - a.beta1)),
+      : param(p),
+        grad(g),
+        exp_avg(m),
+        exp_avg_sq(v),
+        max_exp_avg_sq(vmax),
+        b1(static_cast<T>(a.beta1)),
+        b2(static_cast<T>(a.beta2)),
+        one_minus_b1(static_cast<T>(1.0 - a.beta1)),
         one_minus_b2(static_cast<T>(1.0 - a.beta2)),
         step_size(static_cast<T>(a.lr / (1.0 - std::pow(a.beta1, static_cast<double>(a.step))))),
         bc2_sqrt(static_cast<T>(std::sqrt(1.0 - std::pow(a.beta2, static_cast<double>(a.step))))),
-        eps(static_cast<T>(a.eps)), wd(static_cast<T>(a.weight_decay)),
-        decay(static_cast<T>(1.0 - a.lr * a.weight_decay)), coupled_wd(!a.decoupled && a.weight_decay != 0),
-        decoupled(a.decoupled), amsgrad(a.amsgrad), maximize(a.maximize) {}
+        eps(static_cast<T>(a.eps)),
+        wd(static_cast<T>(a.weight_decay)),
+        decay(static_cast<T>(1.0 - a.lr * a.weight_decay)),
+        coupled_wd(!a.decoupled && a.weight_decay != 0),
+        decoupled(a.decoupled),
+        amsgrad(a.amsgrad),
+        maximize(a.maximize) {}
 
   TINYNET_HOST_DEVICE void operator()(std::int64_t i) const {
     T g = maximize ? -grad[i] : grad[i];
-    if (decoupled) param[i] *= decay;
-    else if (coupled_wd) g += wd * param[i];
+    if (decoupled)
+      param[i] *= decay;
+    else if (coupled_wd)
+      g += wd * param[i];
     exp_avg[i] = b1 * exp_avg[i] + one_minus_b1 * g;
     exp_avg_sq[i] = b2 * exp_avg_sq[i] + one_minus_b2 * g * g;
     T v = exp_avg_sq[i];

@@ -17,12 +17,12 @@ namespace tinynet {
 
 /// Counters of a caching allocator.
 struct AllocatorStats {
-  std::uint64_t system_allocs = 0;   ///< blocks obtained from the system, ever
-  std::uint64_t system_bytes = 0;    ///< bytes obtained from the system, ever
-  std::uint64_t requests = 0;        ///< allocate() calls, ever
-  std::uint64_t cache_hits = 0;      ///< requests served from the cache
-  std::uint64_t bytes_in_use = 0;    ///< bytes handed out and not yet returned
-  std::uint64_t bytes_cached = 0;    ///< bytes held in free lists
+  std::uint64_t system_allocs = 0;  ///< blocks obtained from the system, ever
+  std::uint64_t system_bytes = 0;   ///< bytes obtained from the system, ever
+  std::uint64_t requests = 0;       ///< allocate() calls, ever
+  std::uint64_t cache_hits = 0;     ///< requests served from the cache
+  std::uint64_t bytes_in_use = 0;   ///< bytes handed out and not yet returned
+  std::uint64_t bytes_cached = 0;   ///< bytes held in free lists
 };
 
 /// Interface every device allocator implements.

@@ -18,7 +18,8 @@
 #define TINYNET_HOST_DEVICE
 #if defined(TINYNET_EMULATE_CUDA)
 #if !defined(THRUST_DEVICE_SYSTEM)
-#error "TINYNET_EMULATE_CUDA needs THRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_TBB (or _OMP) to run device code on the CPU"
+#error \
+    "TINYNET_EMULATE_CUDA needs THRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_TBB (or _OMP) to run device code on the CPU"
 #endif
 #ifndef TINYNET_WITH_CUDA
 #define TINYNET_WITH_CUDA 1
@@ -27,7 +28,8 @@
 #endif
 
 #if defined(TINYNET_WITH_CUDA) && !defined(__CUDACC__) && !defined(TINYNET_EMULATE_CUDA)
-#error "TINYNET_WITH_CUDA is set by tinynet itself: compile with nvcc, or define TINYNET_EMULATE_CUDA for the emulated device"
+#error \
+    "TINYNET_WITH_CUDA is set by tinynet itself: compile with nvcc, or define TINYNET_EMULATE_CUDA for the emulated device"
 #endif
 
 /// `TINYNET_CPU_AVX512`: the CPU kernels' AVX-512 paths are compiled (the target has

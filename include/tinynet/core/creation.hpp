@@ -66,16 +66,15 @@ inline Tensor rand(const Shape& shape, TensorOptions opts = {}, Generator& gen =
 /// Standard normal.
 inline Tensor randn(const Shape& shape, TensorOptions opts = {}, Generator& gen = default_generator()) {
   const RandomStream rs = gen.reserve(static_cast<std::uint64_t>(shape.numel()));
-  return detail::random_tensor(shape, opts, [&]<typename T>(std::int64_t i) {
-    return rs.normal<T>(static_cast<std::uint64_t>(i));
-  });
+  return detail::random_tensor(shape, opts,
+                               [&]<typename T>(std::int64_t i) { return rs.normal<T>(static_cast<std::uint64_t>(i)); });
 }
 
 /// A tensor holding a copy of `values` (T sets the dtype).
 template <typename T>
 Tensor from_buffer(std::span<const T> values, const Shape& shape, TensorOptions opts = {}) {
-  TINYNET_CHECK(ShapeError, static_cast<std::int64_t>(values.size()) == shape.numel(), "from_buffer: ",
-                    values.size(), " values given for shape ", shape, " (", shape.numel(), " elements)");
+  TINYNET_CHECK(ShapeError, static_cast<std::int64_t>(values.size()) == shape.numel(), "from_buffer: ", values.size(),
+                " values given for shape ", shape, " (", shape.numel(), " elements)");
   Tensor t(shape, {dtype_of<T>(), Device::cpu(), false});
   std::copy(values.begin(), values.end(), t.data<T>());
   if (!opts.device.is_cpu()) t = t.to(opts.device);

@@ -24,9 +24,7 @@ struct Device {
   constexpr bool is_cuda() const { return type == DeviceType::cuda; }
   friend constexpr bool operator==(Device, Device) = default;
 
-  std::string str() const {
-    return is_cpu() ? std::string("cpu") : "cuda:" + std::to_string(index);
-  }
+  std::string str() const { return is_cpu() ? std::string("cpu") : "cuda:" + std::to_string(index); }
 
   /// Parses "cpu", "cuda" or "cuda:N".
   static Device parse(const std::string& s) {

@@ -71,8 +71,8 @@ std::string concat(Args&&... args) {
 /// Throws exception type `E` (a tinynet::Error subtype) with the streamed message
 /// arguments when `cond` is false. The message is only built on failure, so checks on
 /// hot paths cost one branch.
-#define TINYNET_CHECK(E, cond, ...)                                \
-  do {                                                              \
-    if (!(cond)) [[unlikely]]                                       \
-      throw E(::tinynet::detail::concat(__VA_ARGS__));              \
+#define TINYNET_CHECK(E, cond, ...)                    \
+  do {                                                 \
+    if (!(cond)) [[unlikely]]                          \
+      throw E(::tinynet::detail::concat(__VA_ARGS__)); \
   } while (false)

@@ -33,8 +33,8 @@ inline constexpr unsigned kFlushDenormalBits = 0x8040;  // MXCSR flush-to-zero |
 inline void apply_fp_mode() {
 #if defined(TINYNET_HAS_MXCSR)
   const unsigned csr = _mm_getcsr();
-  const unsigned want = flush_denormal_flag().load(std::memory_order_relaxed) ? (csr | kFlushDenormalBits)
-                                                                              : (csr & ~kFlushDenormalBits);
+  const unsigned want =
+      flush_denormal_flag().load(std::memory_order_relaxed) ? (csr | kFlushDenormalBits) : (csr & ~kFlushDenormalBits);
   if (want != csr) _mm_setcsr(want);
 #endif
 }

@@ -19,8 +19,7 @@ namespace detail {
 
 struct Philox4x32 {
   /// Ten rounds of Philox4x32 on `counter` (128 bits) under `key` (64 bits).
-  TINYNET_HOST_DEVICE static void generate(std::uint64_t key, std::uint64_t counter,
-                                           std::uint32_t out[4]) {
+  TINYNET_HOST_DEVICE static void generate(std::uint64_t key, std::uint64_t counter, std::uint32_t out[4]) {
     std::uint32_t c0 = static_cast<std::uint32_t>(counter), c1 = static_cast<std::uint32_t>(counter >> 32);
     std::uint32_t c2 = 0, c3 = 0;
     std::uint32_t k0 = static_cast<std::uint32_t>(key), k1 = static_cast<std::uint32_t>(key >> 32);

@@ -28,8 +28,7 @@ namespace detail {
 /// A block of device memory owned through a caching allocator.
 class Storage {
  public:
-  Storage(std::size_t nbytes, Device device)
-      : nbytes_(nbytes), device_(device), alloc_(&allocator_for(device)) {
+  Storage(std::size_t nbytes, Device device) : nbytes_(nbytes), device_(device), alloc_(&allocator_for(device)) {
     data_ = alloc_->allocate(nbytes);
   }
   /// Host storage from a given allocator (pinned memory).

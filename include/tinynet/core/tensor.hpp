@@ -8,7 +8,6 @@
 /// layers that own the tape, included here so that this one header gives a Tensor all of
 /// whose members link.
 
-#include "tinynet/core/detail/tensor.hpp"
-
 #include "tinynet/autograd/engine.hpp"  // Tensor::backward
-#include "tinynet/ops/view.hpp"         // Tensor::view, reshape, flatten
+#include "tinynet/core/detail/tensor.hpp"
+#include "tinynet/ops/view.hpp"  // Tensor::view, reshape, flatten

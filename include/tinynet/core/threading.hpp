@@ -38,14 +38,14 @@ inline int threads_from_env(const char* name) {
   char* end = nullptr;
   const long n = std::strtol(v, &end, 10);
   TINYNET_CHECK(ValueError, end != v && *end == '\0' && n > 0 && n <= 4096, name, "='", v,
-                    "' is not a positive thread count");
+                "' is not a positive thread count");
   return static_cast<int>(n);
 }
 
 inline void apply_threads_locked(ThreadSetting& s, int n) {
   s.control.reset();
-  s.control = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
-                                                    static_cast<std::size_t>(n));
+  s.control =
+      std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(n));
   s.threads = n;
 }
 

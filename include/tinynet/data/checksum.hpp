@@ -88,8 +88,8 @@ inline std::string verify_md5(const std::filesystem::path& path, const std::stri
     throw ChecksumError(::tinynet::detail::concat("'", path.string(), "': cannot check its MD5 (expected ",
                                                   expected_md5, "): ", e.what()));
   }
-  TINYNET_CHECK(ChecksumError, actual == expected_md5, "'", path.string(), "': MD5 mismatch: expected ",
-                expected_md5, ", got ", actual, detail::content_hint(path));
+  TINYNET_CHECK(ChecksumError, actual == expected_md5, "'", path.string(), "': MD5 mismatch: expected ", expected_md5,
+                ", got ", actual, detail::content_hint(path));
   return actual;
 }
 

@@ -129,12 +129,12 @@ class ContentReader {
       if (zs.avail_in == 0) {
         const std::size_t r = fill(in_.data(), in_.size());
         if (r == 0) {
-          TINYNET_CHECK(FormatError, !member_started_ || members_done_ == 0 || zs.total_out > 0, "'",
-                        path_.string(), "': unexpected bytes after the end of the gzip data");
+          TINYNET_CHECK(FormatError, !member_started_ || members_done_ == 0 || zs.total_out > 0, "'", path_.string(),
+                        "': unexpected bytes after the end of the gzip data");
           TINYNET_CHECK(FormatError, !member_started_, "'", path_.string(),
                         "': gzip stream ends early: the compressed data stops before its end marker "
-                        "(a truncated download?) after ", file_size_, " compressed and ",
-                        position_ + (want - zs.avail_out), " uncompressed bytes");
+                        "(a truncated download?) after ",
+                        file_size_, " compressed and ", position_ + (want - zs.avail_out), " uncompressed bytes");
           finished_ = true;
           break;
         }
@@ -155,9 +155,8 @@ class ContentReader {
       // An error before any output of a later member: the file goes on after its gzip data.
       const bool after_member = members_done_ > 0 && zs.total_out == 0;
       throw FormatError(::tinynet::detail::concat(
-          "'", path_.string(), "': ",
-          after_member ? "unexpected bytes after the end of the gzip data"
-                       : "corrupt gzip data",
+          "'", path_.string(),
+          "': ", after_member ? "unexpected bytes after the end of the gzip data" : "corrupt gzip data",
           " (zlib: ", zs.msg != nullptr ? zs.msg : "error " + std::to_string(ret), ") at uncompressed offset ",
           position_ + (want - zs.avail_out)));
     }

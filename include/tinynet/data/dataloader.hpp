@@ -24,8 +24,8 @@
 #include <utility>
 #include <vector>
 
-#include "tinynet/core/parallel.hpp"
 #include "tinynet/core/error.hpp"
+#include "tinynet/core/parallel.hpp"
 #include "tinynet/data/dataset.hpp"
 #include "tinynet/data/sampler.hpp"
 
@@ -51,8 +51,7 @@ class DataLoader {
  public:
   /// Batches of `dataset` in sequential order, or shuffled when `opts.shuffle`.
   /// Takes the data set by value: tinynet's data sets are handles whose copies share data.
-  explicit DataLoader(D dataset, DataLoaderOptions opts = {})
-      : DataLoader(std::move(dataset), nullptr, opts) {}
+  explicit DataLoader(D dataset, DataLoaderOptions opts = {}) : DataLoader(std::move(dataset), nullptr, opts) {}
 
   /// Batches of `dataset` in the order `sampler` gives (then `opts.shuffle` must be false).
   DataLoader(D dataset, std::unique_ptr<Sampler> sampler, DataLoaderOptions opts = {})
@@ -180,8 +179,7 @@ class DataLoader {
       indices = sampler->indices();
       batches = num_batches();
       TINYNET_CHECK(ValueError, static_cast<std::int64_t>(indices.size()) == sampler->size(),
-                    "DataLoader: the sampler gave ", indices.size(), " indices but says its size is ",
-                    sampler->size());
+                    "DataLoader: the sampler gave ", indices.size(), " indices but says its size is ", sampler->size());
       pos = 0;
       if (batches == 0) return;
       current = fetch(batch_indices(0));

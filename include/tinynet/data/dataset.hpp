@@ -41,8 +41,7 @@ concept Dataset = requires(const D& d, std::span<const std::int64_t> indices) {
 inline Tensor gather_rows(const Tensor& src, std::span<const std::int64_t> indices) {
   TINYNET_CHECK(ShapeError, src.dim() >= 1, "gather_rows: expected a tensor with a batch dimension, got shape ",
                 src.shape());
-  TINYNET_CHECK(TypeError, src.device().is_cpu(), "gather_rows: data set tensors live on the CPU, got ",
-                src.device());
+  TINYNET_CHECK(TypeError, src.device().is_cpu(), "gather_rows: data set tensors live on the CPU, got ", src.device());
   const std::int64_t rows = src.size(0);
   Shape shape = src.shape();
   shape[0] = static_cast<std::int64_t>(indices.size());
@@ -51,8 +50,8 @@ inline Tensor gather_rows(const Tensor& src, std::span<const std::int64_t> indic
   const auto* from = static_cast<const unsigned char*>(src.raw_data());
   auto* to = static_cast<unsigned char*>(out.raw_data());
   for (std::int64_t i : indices)
-    TINYNET_CHECK(IndexError, i >= 0 && i < rows, "get_batch: index ", i, " out of range for a data set of ",
-                  rows, " samples");
+    TINYNET_CHECK(IndexError, i >= 0 && i < rows, "get_batch: index ", i, " out of range for a data set of ", rows,
+                  " samples");
   // Rows are independent; spread big batches (e.g. the 1000-image test batches) over threads.
   const auto n = static_cast<std::int64_t>(indices.size());
   const std::int64_t grain = std::max<std::int64_t>(1, (std::int64_t{1} << 18) / std::max<std::size_t>(row_bytes, 1));

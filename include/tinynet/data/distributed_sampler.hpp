@@ -30,8 +30,8 @@ class DistributedSampler : public Sampler {
     TINYNET_CHECK(ValueError, size >= 0, "DistributedSampler: size must not be negative, got ", size);
     TINYNET_CHECK(ValueError, num_replicas >= 1, "DistributedSampler: num_replicas must be positive, got ",
                   num_replicas);
-    TINYNET_CHECK(ValueError, rank >= 0 && rank < num_replicas, "DistributedSampler: rank ", rank,
-                  " is not in [0, ", num_replicas, ")");
+    TINYNET_CHECK(ValueError, rank >= 0 && rank < num_replicas, "DistributedSampler: rank ", rank, " is not in [0, ",
+                  num_replicas, ")");
     // drop_last trims the tail so the data splits evenly; otherwise the tail is padded.
     per_rank_ = opts.drop_last ? n_ / replicas_ : (n_ + replicas_ - 1) / replicas_;
   }
@@ -41,7 +41,8 @@ class DistributedSampler : public Sampler {
         opts_.shuffle ? RandomSampler::permutation(n_, opts_.seed, epoch_) : SequentialSampler(n_).indices();
     const std::int64_t total = per_rank_ * replicas_;
     // Pad by repeating the order from its start (repeatedly if it is shorter than the padding).
-    for (std::int64_t i = 0; static_cast<std::int64_t>(order.size()) < total; ++i) order.push_back(order[static_cast<std::size_t>(i)]);
+    for (std::int64_t i = 0; static_cast<std::int64_t>(order.size()) < total; ++i)
+      order.push_back(order[static_cast<std::size_t>(i)]);
     std::vector<std::int64_t> out;
     out.reserve(static_cast<std::size_t>(per_rank_));
     for (std::int64_t i = rank_; i < total; i += replicas_) out.push_back(order[static_cast<std::size_t>(i)]);

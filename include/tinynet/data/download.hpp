@@ -22,15 +22,15 @@ namespace tinynet::data {
 
 /// Limits of one download.
 struct DownloadOptions {
-  long connect_timeout_s = 15;               ///< give up on a host that does not answer
-  long timeout_s = 900;                      ///< whole transfer
+  long connect_timeout_s = 15;                       ///< give up on a host that does not answer
+  long timeout_s = 900;                              ///< whole transfer
   std::uint64_t max_bytes = std::uint64_t{1} << 30;  ///< refuse a body larger than this
 };
 
 /// How a download ended.
 struct DownloadResult {
-  std::string error;             ///< empty on success
-  bool host_unreachable = false; ///< DNS, connect or connect-timeout failure: the host is down for us
+  std::string error;              ///< empty on success
+  bool host_unreachable = false;  ///< DNS, connect or connect-timeout failure: the host is down for us
   bool ok() const { return error.empty(); }
 };
 
@@ -114,8 +114,7 @@ inline DownloadResult download_to_file(const std::string& url, const std::filesy
     result.error = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc);
     if (target.too_big) result.error = "larger than " + std::to_string(opts.max_bytes) + " bytes: not a data file";
     result.host_unreachable = rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_RESOLVE_PROXY ||
-                              rc == CURLE_COULDNT_CONNECT ||
-                              (rc == CURLE_OPERATION_TIMEDOUT && target.written == 0);
+                              rc == CURLE_COULDNT_CONNECT || (rc == CURLE_OPERATION_TIMEDOUT && target.written == 0);
     return result;
   }
   if (!flushed) result.error = "cannot write '" + dest.string() + "': " + std::strerror(errno);

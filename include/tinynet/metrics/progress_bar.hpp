@@ -21,12 +21,12 @@ namespace tinynet::metrics {
 
 /// What the bar shows.
 struct Progress {
-  std::string_view label;                                     ///< e.g. "Epoch 3"
-  std::int64_t done = 0;                                      ///< batches finished
-  std::int64_t total = 0;                                     ///< batches in the epoch
-  double loss = std::numeric_limits<double>::quiet_NaN();     ///< latest loss (NaN: none yet)
-  double images_per_second = 0;                               ///< since the epoch started
-  double elapsed_s = 0;                                       ///< seconds since the epoch started
+  std::string_view label;                                  ///< e.g. "Epoch 3"
+  std::int64_t done = 0;                                   ///< batches finished
+  std::int64_t total = 0;                                  ///< batches in the epoch
+  double loss = std::numeric_limits<double>::quiet_NaN();  ///< latest loss (NaN: none yet)
+  double images_per_second = 0;                            ///< since the epoch started
+  double elapsed_s = 0;                                    ///< seconds since the epoch started
 };
 
 /// "m:ss", or "h:mm:ss" from an hour up; "--:--" when unknown (negative, NaN or infinite).
@@ -64,7 +64,8 @@ inline std::string render_progress(const Progress& p, int width) {
   std::string line(p.label);
   const int bar = width - static_cast<int>(line.size() + std::string_view(nums).size()) - 3;
   if (bar >= 10) {
-    const double fraction = p.total > 0 ? std::clamp(static_cast<double>(p.done) / static_cast<double>(p.total), 0.0, 1.0) : 0.0;
+    const double fraction =
+        p.total > 0 ? std::clamp(static_cast<double>(p.done) / static_cast<double>(p.total), 0.0, 1.0) : 0.0;
     const auto filled = static_cast<std::size_t>(fraction * bar);
     line.append(" [").append(filled, '#').append(static_cast<std::size_t>(bar) - filled, '.').append("]");
   }

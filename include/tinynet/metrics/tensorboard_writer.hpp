@@ -17,8 +17,8 @@
 #include <bit>
 #include <cstdint>
 #include <ctime>
-#include <span>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -59,7 +59,9 @@ class ProtoWriter {
   const std::string& str() const { return out_; }
 
  private:
-  void key(int field, int wire_type) { varint(static_cast<std::uint64_t>(field) << 3 | static_cast<std::uint64_t>(wire_type)); }
+  void key(int field, int wire_type) {
+    varint(static_cast<std::uint64_t>(field) << 3 | static_cast<std::uint64_t>(wire_type));
+  }
   void varint(std::uint64_t v) {
     for (; v >= 0x80; v >>= 7) out_ += static_cast<char>((v & 0x7F) | 0x80);
     out_ += static_cast<char>(v);
@@ -82,7 +84,8 @@ inline std::string tfrecord(std::string_view data) {
   };
   std::string length(8, '\0');
   for (int i = 0; i < 8; ++i)
-    length[static_cast<std::size_t>(i)] = static_cast<char>((static_cast<std::uint64_t>(data.size()) >> (8 * i)) & 0xFF);
+    length[static_cast<std::size_t>(i)] =
+        static_cast<char>((static_cast<std::uint64_t>(data.size()) >> (8 * i)) & 0xFF);
   std::string record = length + le32(masked_crc32c(as_bytes(length)));
   record += data;
   record += le32(masked_crc32c(as_bytes(data)));

@@ -131,7 +131,8 @@ class Module : public detail::ModuleTag {
 
   /// Sets training mode on this module and every child (Dropout, BatchNorm2d depend on it).
   Derived& train(bool on = true) {
-    detail::walk(derived(), [](const std::string&, Tensor&, TensorKind) {}, [&](auto& m) { m.training_ = on; });
+    detail::walk(
+        derived(), [](const std::string&, Tensor&, TensorKind) {}, [&](auto& m) { m.training_ = on; });
     return derived();
   }
   Derived& eval() { return train(false); }
@@ -140,8 +141,10 @@ class Module : public detail::ModuleTag {
   /// Resets every parameter's gradient (to none by default, as in PyTorch 2).
   void zero_grad(bool set_to_none = true) {
     for (Tensor& p : parameters()) {
-      if (set_to_none) p.set_grad(Tensor());
-      else if (p.grad().defined()) p.grad().zero_();
+      if (set_to_none)
+        p.set_grad(Tensor());
+      else if (p.grad().defined())
+        p.grad().zero_();
     }
   }
 

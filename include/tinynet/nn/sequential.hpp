@@ -97,7 +97,9 @@ template <class T, std::size_t K, class Tuple, std::size_t... Is>
 const T& nth_of_type(const Tuple& t, std::index_sequence<Is...>) {
   constexpr std::size_t index = [] {
     std::size_t seen = 0, found = 0;
-    ((std::is_same_v<T, std::remove_cvref_t<std::tuple_element_t<Is, Tuple>>> ? (seen++ == K ? (found = Is, 0) : 0) : 0), ...);
+    ((std::is_same_v<T, std::remove_cvref_t<std::tuple_element_t<Is, Tuple>>> ? (seen++ == K ? (found = Is, 0) : 0)
+                                                                              : 0),
+     ...);
     return found;
   }();
   return std::get<index>(t);
@@ -132,14 +134,15 @@ class Sequential<Input<Dims...>, Layers...> : public Module<Sequential<Input<Dim
   explicit Sequential(const Configs&... configs)
       : layers_(build(std::index_sequence_for<Layers...>{}, std::tuple<const Configs&...>(configs...))) {
     static_assert(((detail::count_before<Configs, sizeof...(Layers), Layers...>() >=
-                    detail::count_before<Configs, sizeof...(Configs), Configs...>()) && ...),
+                    detail::count_before<Configs, sizeof...(Configs), Configs...>()) &&
+                   ...),
                   "Sequential: more constructor arguments of a layer type than layers of that type");
   }
 
   /// Applies the layers in order. x: [N, Dims...].
   Tensor forward(const Tensor& x) {
-    TINYNET_CHECK(ShapeError, x.dim() == input_shape::rank + 1 && sample_matches(x),
-                  "Sequential: expected input [N", dims_str(), "], got ", x.shape());
+    TINYNET_CHECK(ShapeError, x.dim() == input_shape::rank + 1 && sample_matches(x), "Sequential: expected input [N",
+                  dims_str(), "], got ", x.shape());
     return forward_from<0>(x);
   }
 
@@ -166,7 +169,8 @@ class Sequential<Input<Dims...>, Layers...> : public Module<Sequential<Input<Dim
     constexpr std::size_t k = detail::count_before<L, I, Layers...>();
     constexpr std::size_t given = [&]<std::size_t... Js>(std::index_sequence<Js...>) {
       return (std::size_t{0} + ... + (std::is_same_v<L, std::remove_cvref_t<std::tuple_element_t<Js, Cfgs>>> ? 1 : 0));
-    }(std::make_index_sequence<std::tuple_size_v<Cfgs>>{});
+    }
+    (std::make_index_sequence<std::tuple_size_v<Cfgs>>{});
     if constexpr (k < given) {
       return L(detail::nth_of_type<L, k>(cfgs, std::make_index_sequence<std::tuple_size_v<Cfgs>>{}));
     } else if constexpr (std::is_constructible_v<L, SampleDims>) {

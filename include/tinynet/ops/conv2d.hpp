@@ -21,7 +21,7 @@ inline backend::Conv2dGeometry conv2d_geometry(const Tensor& x, const Tensor& w,
   TINYNET_CHECK(ShapeError, x.size(1) == w.size(1), "conv2d: input has ", x.size(1), " channels (shape ", x.shape(),
                 ") but weight expects ", w.size(1), " (shape ", w.shape(), ")");
   backend::Conv2dGeometry g{x.size(0), x.size(1), x.size(2), x.size(3), w.size(0), w.size(2), w.size(3),
-                                 stride,    stride,    padding,   padding,   0,         0};
+                            stride,    stride,    padding,   padding,   0,         0};
   const std::int64_t hp = g.h + 2 * g.ph, wp = g.w + 2 * g.pw;
   TINYNET_CHECK(ShapeError, g.kh <= hp && g.kw <= wp, "conv2d: kernel ", g.kh, "x", g.kw,
                 " is larger than the padded input ", hp, "x", wp, " (input shape ", x.shape(), ", padding ", padding,
@@ -76,8 +76,7 @@ inline Tensor conv2d_impl(const Tensor& x, const Tensor& weight, const Tensor& b
     conv2d_forward(be, g, x.data<T>(), weight.data<T>(), data_or_null<T>(bias), y.data<T>(), scratch.data<T>(), relu);
   });
   if (autograd::any_needs_grad(x, weight, bias))
-    autograd::record(y, std::make_shared<Conv2dNode>(x, weight, g, relu ? y.detach() : Tensor()),
-                     {&x, &weight, &bias});
+    autograd::record(y, std::make_shared<Conv2dNode>(x, weight, g, relu ? y.detach() : Tensor()), {&x, &weight, &bias});
   return y;
 }
 

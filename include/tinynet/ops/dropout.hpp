@@ -6,7 +6,6 @@
 #include "tinynet/backend/cuda/dropout.hpp"  // empty in builds without CUDA
 #include "tinynet/ops/common.hpp"
 
-
 namespace tinynet {
 
 namespace ops::detail {
@@ -58,8 +57,8 @@ inline Tensor dropout(const Tensor& x, double p = 0.5, bool training = true, Gen
 /// Zeroes whole channels of an [N, C, ...] input with probability p (scaled by 1/(1-p)).
 inline Tensor dropout2d(const Tensor& x, double p = 0.5, bool training = true, Generator& gen = default_generator()) {
   TINYNET_CHECK(ShapeError, !x.defined() || x.dim() == 3 || x.dim() == 4,
-                    "dropout2d: expected input of rank 3 or 4 (N, C, H[, W]), got shape ",
-                    x.defined() ? x.shape().str() : "undefined");
+                "dropout2d: expected input of rank 3 or 4 (N, C, H[, W]), got shape ",
+                x.defined() ? x.shape().str() : "undefined");
   return ops::detail::masked_dropout("dropout2d", x, p, training, x.defined() ? x.size(0) * x.size(1) : 0, gen);
 }
 

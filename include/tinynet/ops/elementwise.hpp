@@ -20,7 +20,7 @@ inline Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
     const int da = a.rank() - r + i, db = b.rank() - r + i;
     const std::int64_t ea = da >= 0 ? a[da] : 1, eb = db >= 0 ? b[db] : 1;
     TINYNET_CHECK(ShapeError, ea == eb || ea == 1 || eb == 1, op, ": shapes ", a, " and ", b,
-                      " cannot be broadcast together (dim ", i, ": ", ea, " vs ", eb, ")");
+                  " cannot be broadcast together (dim ", i, ": ", ea, " vs ", eb, ")");
     out.push_back(ea == 1 ? eb : ea);
   }
   return out;
@@ -38,8 +38,10 @@ inline const char* binary_name(Binary op) {
 /// out = f(a, b) over the broadcast shape `os`, with backend `be`.
 template <typename B, typename T, typename F>
 void broadcast_or_zip(B be, const T* a, const Shape& as, const T* b, const Shape& bs, T* out, const Shape& os, F f) {
-  if (as == bs) zip_map(be, a, b, out, os.numel(), false, f);
-  else broadcast_map(be, a, as, b, bs, out, os, f);
+  if (as == bs)
+    zip_map(be, a, b, out, os.numel(), false, f);
+  else
+    broadcast_map(be, a, as, b, bs, out, os, f);
 }
 
 // y = a op b;  dL/da = sum_to(dy * dy/da, a.shape), likewise for b.  Saves a and b.

@@ -72,12 +72,12 @@ inline Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias =
   check_same_kind("linear", x, weight, "weight");
   check_rank("linear", x, 2, "input", "batch, in_features");
   check_rank("linear", weight, 2, "weight", "out_features, in_features");
-  TINYNET_CHECK(ShapeError, x.size(1) == weight.size(1), "linear: input has ", x.size(1), " features (shape ", x.shape(),
-                    ") but weight expects ", weight.size(1), " (shape ", weight.shape(), ")");
+  TINYNET_CHECK(ShapeError, x.size(1) == weight.size(1), "linear: input has ", x.size(1), " features (shape ",
+                x.shape(), ") but weight expects ", weight.size(1), " (shape ", weight.shape(), ")");
   if (bias.defined()) {
     check_same_kind("linear", x, bias, "bias");
-    TINYNET_CHECK(ShapeError, bias.shape() == Shape{weight.size(0)}, "linear: bias has shape ", bias.shape(), ", expected [",
-                      weight.size(0), "]");
+    TINYNET_CHECK(ShapeError, bias.shape() == Shape{weight.size(0)}, "linear: bias has shape ", bias.shape(),
+                  ", expected [", weight.size(0), "]");
   }
   const std::int64_t batch = x.size(0), in = x.size(1), out = weight.size(0);
   Tensor y = new_output(Shape{batch, out}, x);
@@ -98,7 +98,7 @@ inline Tensor matmul(const Tensor& a, const Tensor& b) {
   check_rank("matmul", a, 2, "first operand", "M, K");
   check_rank("matmul", b, 2, "second operand", "K, N");
   TINYNET_CHECK(ShapeError, a.size(1) == b.size(0), "matmul: shapes ", a.shape(), " and ", b.shape(),
-                    " do not fit (inner extents ", a.size(1), " and ", b.size(0), " differ)");
+                " do not fit (inner extents ", a.size(1), " and ", b.size(0), " differ)");
   const std::int64_t m = a.size(0), k = a.size(1), n = b.size(1);
   Tensor y = new_output(Shape{m, n}, a);
   dispatch(a, "matmul", [&]<typename T>(auto be) {

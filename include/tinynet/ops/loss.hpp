@@ -16,7 +16,8 @@ namespace ops::detail {
 // loss = reduce_n(-logp[n, t_n]);  dL/dlogp[n, t_n] = -dL/dloss (/ N for mean).  Saves targets.
 class NllLossNode final : public autograd::Node {
  public:
-  NllLossNode(Tensor target, std::int64_t classes, Reduction r) : target_(std::move(target)), classes_(classes), r_(r) {}
+  NllLossNode(Tensor target, std::int64_t classes, Reduction r)
+      : target_(std::move(target)), classes_(classes), r_(r) {}
   const char* name() const override { return "nll_loss"; }
   void release() override { target_ = Tensor(); }
   void backward(const Tensor& gy) override {
@@ -43,12 +44,13 @@ inline Tensor nll_loss(const Tensor& logp, const Tensor& target, Reduction reduc
   using namespace ops::detail;
   check_float_input("nll_loss", logp);
   check_rank("nll_loss", logp, 2, "input", "batch, classes");
-  TINYNET_CHECK(TypeError, target.defined() && target.dtype() == DType::int64, "nll_loss: target must be an int64 tensor, got ",
-                   target.defined() ? dtype_name(target.dtype()) : "undefined");
+  TINYNET_CHECK(TypeError, target.defined() && target.dtype() == DType::int64,
+                "nll_loss: target must be an int64 tensor, got ",
+                target.defined() ? dtype_name(target.dtype()) : "undefined");
   TINYNET_CHECK(TypeError, target.device() == logp.device(), "nll_loss: target is on ", target.device(),
                 " but the input is on ", logp.device());
   TINYNET_CHECK(ShapeError, target.shape() == Shape{logp.size(0)}, "nll_loss: target has shape ", target.shape(),
-                    ", expected [", logp.size(0), "] for input of shape ", logp.shape());
+                ", expected [", logp.size(0), "] for input of shape ", logp.shape());
   const std::int64_t batch = logp.size(0), classes = logp.size(1);
   TINYNET_CHECK(ValueError, batch > 0 || reduction != Reduction::mean, "nll_loss: mean over an empty batch");
   Tensor per_sample = new_output(Shape{batch}, logp);

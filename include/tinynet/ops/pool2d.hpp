@@ -6,22 +6,20 @@
 #include "tinynet/backend/cuda/pool2d.hpp"  // empty in builds without CUDA
 #include "tinynet/ops/common.hpp"
 
-
 namespace tinynet {
 
 namespace ops::detail {
 
-inline backend::Pool2dGeometry pool2d_geometry(const char* op, const Tensor& x, int kernel, int stride,
-                                                    int padding) {
+inline backend::Pool2dGeometry pool2d_geometry(const char* op, const Tensor& x, int kernel, int stride, int padding) {
   check_rank(op, x, 4, "input", "N, C, H, W");
   TINYNET_CHECK(ValueError, kernel >= 1, op, ": kernel_size must be >= 1, got ", kernel);
   TINYNET_CHECK(ValueError, stride >= 1, op, ": stride must be >= 1, got ", stride);
-  TINYNET_CHECK(ValueError, padding >= 0 && 2 * padding <= kernel, op, ": padding must be between 0 and half the kernel (",
-                    kernel, "), got ", padding);
+  TINYNET_CHECK(ValueError, padding >= 0 && 2 * padding <= kernel, op,
+                ": padding must be between 0 and half the kernel (", kernel, "), got ", padding);
   backend::Pool2dGeometry g{x.size(0) * x.size(1), x.size(2), x.size(3), kernel, stride, padding, 0, 0};
-  TINYNET_CHECK(ShapeError, g.h + 2 * padding >= kernel && g.w + 2 * padding >= kernel, op, ": kernel ", kernel, "x", kernel,
-                    " is larger than the padded input ", g.h + 2 * padding, "x", g.w + 2 * padding, " (input shape ",
-                    x.shape(), ")");
+  TINYNET_CHECK(ShapeError, g.h + 2 * padding >= kernel && g.w + 2 * padding >= kernel, op, ": kernel ", kernel, "x",
+                kernel, " is larger than the padded input ", g.h + 2 * padding, "x", g.w + 2 * padding,
+                " (input shape ", x.shape(), ")");
   g.oh = (g.h + 2 * padding - kernel) / stride + 1;
   g.ow = (g.w + 2 * padding - kernel) / stride + 1;
   return g;
@@ -52,9 +50,8 @@ class AvgPool2dNode final : public autograd::Node {
   const char* name() const override { return "avg_pool2d"; }
   void backward(const Tensor& gy) override {
     auto s = input_grad(0);
-    dispatch(gy, name(), [&]<typename T>(auto be) {
-      avg_pool2d_backward(be, g_, gy.data<T>(), s.grad.data<T>(), s.accumulate);
-    });
+    dispatch(gy, name(),
+             [&]<typename T>(auto be) { avg_pool2d_backward(be, g_, gy.data<T>(), s.grad.data<T>(), s.accumulate); });
   }
 
  private:
@@ -70,9 +67,8 @@ inline Tensor max_pool2d(const Tensor& x, int kernel, int stride = 0, int paddin
   const auto g = pool2d_geometry("max_pool2d", x, kernel, stride == 0 ? kernel : stride, padding);
   Tensor y = new_output(Shape{x.size(0), x.size(1), g.oh, g.ow}, x);
   Tensor idx(y.shape(), {DType::int32, x.device(), false});
-  dispatch(x, "max_pool2d", [&]<typename T>(auto be) {
-    max_pool2d_forward(be, g, x.data<T>(), y.data<T>(), idx.data<std::int32_t>());
-  });
+  dispatch(x, "max_pool2d",
+           [&]<typename T>(auto be) { max_pool2d_forward(be, g, x.data<T>(), y.data<T>(), idx.data<std::int32_t>()); });
   if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<MaxPool2dNode>(idx, g), {&x});
   return y;
 }
@@ -84,9 +80,7 @@ inline Tensor avg_pool2d(const Tensor& x, int kernel, int stride = 0, int paddin
   check_float_input("avg_pool2d", x);
   const auto g = pool2d_geometry("avg_pool2d", x, kernel, stride == 0 ? kernel : stride, padding);
   Tensor y = new_output(Shape{x.size(0), x.size(1), g.oh, g.ow}, x);
-  dispatch(x, "avg_pool2d", [&]<typename T>(auto be) {
-    avg_pool2d_forward(be, g, x.data<T>(), y.data<T>());
-  });
+  dispatch(x, "avg_pool2d", [&]<typename T>(auto be) { avg_pool2d_forward(be, g, x.data<T>(), y.data<T>()); });
   if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<AvgPool2dNode>(g), {&x});
   return y;
 }

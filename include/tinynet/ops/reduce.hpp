@@ -6,7 +6,6 @@
 #include "tinynet/backend/cuda/reduce.hpp"  // empty in builds without CUDA
 #include "tinynet/ops/common.hpp"
 
-
 namespace tinynet {
 
 namespace ops::detail {
@@ -18,9 +17,12 @@ struct DimSplit {
 inline DimSplit split_at(const Shape& s, int dim) {
   DimSplit r;
   for (int d = 0; d < s.rank(); ++d) {
-    if (d < dim) r.outer *= s[d];
-    else if (d == dim) r.n = s[d];
-    else r.inner *= s[d];
+    if (d < dim)
+      r.outer *= s[d];
+    else if (d == dim)
+      r.n = s[d];
+    else
+      r.inner *= s[d];
   }
   return r;
 }
@@ -28,8 +30,10 @@ inline DimSplit split_at(const Shape& s, int dim) {
 inline Shape reduced_shape(const Shape& s, int dim, bool keepdim) {
   Shape out;
   for (int d = 0; d < s.rank(); ++d) {
-    if (d != dim) out.push_back(s[d]);
-    else if (keepdim) out.push_back(1);
+    if (d != dim)
+      out.push_back(s[d]);
+    else if (keepdim)
+      out.push_back(1);
   }
   return out;
 }
@@ -42,8 +46,8 @@ class SumNode final : public autograd::Node {
   void backward(const Tensor& gy) override {
     auto slot = input_grad(0);
     dispatch(gy, name(), [&]<typename T>(auto be) {
-      broadcast_dim(be, gy.data<T>(), slot.grad.data<T>(), split_.outer, split_.n, split_.inner,
-                                  static_cast<T>(scale_), slot.accumulate);
+      broadcast_dim(be, gy.data<T>(), slot.grad.data<T>(), split_.outer, split_.n, split_.inner, static_cast<T>(scale_),
+                    slot.accumulate);
     });
   }
 

@@ -6,7 +6,6 @@
 #include "tinynet/backend/cuda/softmax.hpp"  // empty in builds without CUDA
 #include "tinynet/ops/reduce.hpp"
 
-
 namespace tinynet {
 
 namespace ops::detail {
@@ -20,8 +19,8 @@ class SoftmaxNode final : public autograd::Node {
   void backward(const Tensor& gy) override {
     auto s = input_grad(0);
     dispatch(gy, name(), [&]<typename T>(auto be) {
-      softmax_backward(be, y_.data<T>(), gy.data<T>(), s.grad.data<T>(), split_.outer, split_.n,
-                                     split_.inner, log_, s.accumulate);
+      softmax_backward(be, y_.data<T>(), gy.data<T>(), s.grad.data<T>(), split_.outer, split_.n, split_.inner, log_,
+                       s.accumulate);
     });
   }
 

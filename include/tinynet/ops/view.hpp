@@ -6,7 +6,6 @@
 #include "tinynet/backend/cuda/elementwise.hpp"  // empty in builds without CUDA
 #include "tinynet/ops/common.hpp"
 
-
 namespace tinynet {
 
 namespace ops::detail {
@@ -30,11 +29,11 @@ inline Shape infer_view_shape(const Shape& from, std::span<const std::int64_t> r
   }
   if (infer >= 0) {
     TINYNET_CHECK(ShapeError, known != 0 && from.numel() % known == 0, "view: shape ", from, " (", from.numel(),
-                      " elements) cannot be viewed with a -1 among extents whose product is ", known);
+                  " elements) cannot be viewed with a -1 among extents whose product is ", known);
     out[infer] = from.numel() / known;
   }
   TINYNET_CHECK(ShapeError, out.numel() == from.numel(), "view: shape ", from, " (", from.numel(),
-                    " elements) cannot be viewed as ", out, " (", out.numel(), " elements)");
+                " elements) cannot be viewed as ", out, " (", out.numel(), " elements)");
   return out;
 }
 
@@ -71,7 +70,7 @@ inline Tensor Tensor::flatten(int start_dim, int end_dim) const {
   if (dim() == 0) return view(Shape{1});
   const int s = shape().wrap_dim(start_dim), e = shape().wrap_dim(end_dim);
   TINYNET_CHECK(ShapeError, s <= e, "flatten: start_dim ", start_dim, " comes after end_dim ", end_dim, " for shape ",
-                    shape());
+                shape());
   Shape out;
   for (int d = 0; d < s; ++d) out.push_back(shape()[d]);
   std::int64_t merged = 1;

@@ -58,8 +58,7 @@ class Adadelta final : public OptimizerBase<AdadeltaOptions> {
     const backend::AdadeltaArgs args{
         .lr = o.lr, .rho = o.rho, .eps = o.eps, .weight_decay = o.weight_decay, .maximize = o.maximize};
     backend::dispatch(p.device(), p.dtype(), "Adadelta", [&]<typename T>(auto be) {
-      adadelta_update(be, p.data<T>(), grad.data<T>(), square_avg.data<T>(), acc_delta.data<T>(), p.numel(),
-                                    args);
+      adadelta_update(be, p.data<T>(), grad.data<T>(), square_avg.data<T>(), acc_delta.data<T>(), p.numel(), args);
     });
   }
 

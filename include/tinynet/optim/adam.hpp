@@ -65,17 +65,17 @@ class AdamBase : public OptimizerBase<Options> {
     Tensor* max_exp_avg_sq = o.amsgrad ? &this->buffer(s, 2, p, true) : nullptr;
     ++s.step;
     const backend::AdamArgs args{.lr = o.lr,
-                                      .beta1 = o.betas[0],
-                                      .beta2 = o.betas[1],
-                                      .eps = o.eps,
-                                      .weight_decay = o.weight_decay,
-                                      .amsgrad = o.amsgrad,
-                                      .maximize = o.maximize,
-                                      .decoupled = Decoupled,
-                                      .step = s.step};
+                                 .beta1 = o.betas[0],
+                                 .beta2 = o.betas[1],
+                                 .eps = o.eps,
+                                 .weight_decay = o.weight_decay,
+                                 .amsgrad = o.amsgrad,
+                                 .maximize = o.maximize,
+                                 .decoupled = Decoupled,
+                                 .step = s.step};
     backend::dispatch(p.device(), p.dtype(), Options::kOptimizer, [&]<typename T>(auto be) {
       adam_update(be, p.data<T>(), grad.data<T>(), exp_avg.data<T>(), exp_avg_sq.data<T>(),
-                                max_exp_avg_sq ? max_exp_avg_sq->data<T>() : nullptr, p.numel(), args);
+                  max_exp_avg_sq ? max_exp_avg_sq->data<T>() : nullptr, p.numel(), args);
     });
   }
 

@@ -107,9 +107,7 @@ class LRScheduler {
   }
 
  private:
-  static bool is_core_key(std::string_view key) {
-    return key == "last_epoch" || key == "base_lrs" || key == "last_lr";
-  }
+  static bool is_core_key(std::string_view key) { return key == "last_epoch" || key == "base_lrs" || key == "last_lr"; }
   std::vector<double> lr_list(const StateDict& sd, const char* key) const {
     const std::string who = std::string(name()) + ".load_state_dict: ";
     TINYNET_CHECK(ValueError, sd.contains(key), who, "missing entry '", key, "'");
@@ -195,8 +193,7 @@ class MultiStepLR final : public LRScheduler {
 
  private:
   static std::vector<std::int64_t> checked(std::vector<std::int64_t> m) {
-    for (std::int64_t e : m)
-      TINYNET_CHECK(ValueError, e >= 1, "MultiStepLR: invalid milestone ", e, " (must be >= 1)");
+    for (std::int64_t e : m) TINYNET_CHECK(ValueError, e >= 1, "MultiStepLR: invalid milestone ", e, " (must be >= 1)");
     std::sort(m.begin(), m.end());
     return m;
   }

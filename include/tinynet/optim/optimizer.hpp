@@ -136,8 +136,8 @@ class OptimizerBase : public Optimizer {
       const Tensor& p = group.params[i];
       TINYNET_CHECK(ValueError, p.defined(), name(), ": parameter ", i, " of group ", groups_.size(),
                     " is an undefined tensor");
-      TINYNET_CHECK(TypeError, is_floating(p.dtype()), name(), ": parameter ", i, " of group ", groups_.size(),
-                    " is ", p.dtype(), "; only float32 and float64 tensors can be optimized");
+      TINYNET_CHECK(TypeError, is_floating(p.dtype()), name(), ": parameter ", i, " of group ", groups_.size(), " is ",
+                    p.dtype(), "; only float32 and float64 tensors can be optimized");
       TINYNET_CHECK(ValueError, p.is_leaf(), name(), ": parameter ", i, " of group ", groups_.size(),
                     " is not a leaf tensor (it was computed by an op); optimize leaves only");
       bool seen = false;
@@ -160,8 +160,8 @@ class OptimizerBase : public Optimizer {
                       " but its parameter is on ", p.device());
         TINYNET_CHECK(ShapeError, g.shape() == p.shape(), name(), ": gradient has shape ", g.shape(),
                       " but its parameter has shape ", p.shape());
-        TINYNET_CHECK(TypeError, g.dtype() == p.dtype(), name(), ": gradient is ", g.dtype(),
-                      " but its parameter is ", p.dtype());
+        TINYNET_CHECK(TypeError, g.dtype() == p.dtype(), name(), ": gradient is ", g.dtype(), " but its parameter is ",
+                      p.dtype());
         auto it = state_.find(p.impl_ptr().get());
         if (it == state_.end()) it = state_.emplace(p.impl_ptr().get(), ParamState{}).first;
         if (!it->second.param.defined()) it->second.param = p;
@@ -173,8 +173,10 @@ class OptimizerBase : public Optimizer {
   void zero_grad(bool set_to_none = true) override {
     for (Group& group : groups_)
       for (Tensor& p : group.params) {
-        if (set_to_none) p.set_grad(Tensor());
-        else if (Tensor g = p.grad(); g.defined()) g.zero_();
+        if (set_to_none)
+          p.set_grad(Tensor());
+        else if (Tensor g = p.grad(); g.defined())
+          g.zero_();
       }
   }
 
@@ -209,9 +211,13 @@ class OptimizerBase : public Optimizer {
       for (std::int64_t& v : std::span(ids.data<std::int64_t>(), groups_[g].params.size())) v = id++;
       sd.insert(prefix + "params", ids);
       Options::fields(groups_[g].options, [&]<typename V>(const char* field, const V& v) {
-        if constexpr (std::is_same_v<V, bool>) sd.insert_int(prefix + field, v ? 1 : 0);
-        else if constexpr (std::is_same_v<V, double>) sd.insert_scalar(prefix + field, v);
-        else sd.insert(prefix + field, from_vector(std::vector<double>(v.begin(), v.end()), Shape{std::int64_t(v.size())}));
+        if constexpr (std::is_same_v<V, bool>)
+          sd.insert_int(prefix + field, v ? 1 : 0);
+        else if constexpr (std::is_same_v<V, double>)
+          sd.insert_scalar(prefix + field, v);
+        else
+          sd.insert(prefix + field,
+                    from_vector(std::vector<double>(v.begin(), v.end()), Shape{std::int64_t(v.size())}));
       });
     }
     return sd;
@@ -265,9 +271,12 @@ void OptimizerBase<Options>::load_state_dict(const StateDict& sd) {
   for (const auto& [key, t] : sd) {
     std::int64_t index = 0;
     std::string_view tail;
-    if (detail::split_key(key, "param_groups", index, tail)) group_entries[index][std::string(tail)] = &t;
-    else if (detail::split_key(key, "state", index, tail)) state_entries[index][std::string(tail)] = &t;
-    else TINYNET_CHECK(ValueError, false, who, "unknown entry '", key, "'");
+    if (detail::split_key(key, "param_groups", index, tail))
+      group_entries[index][std::string(tail)] = &t;
+    else if (detail::split_key(key, "state", index, tail))
+      state_entries[index][std::string(tail)] = &t;
+    else
+      TINYNET_CHECK(ValueError, false, who, "unknown entry '", key, "'");
   }
   TINYNET_CHECK(ValueError, group_entries.size() == groups_.size(), who, "the state_dict has ", group_entries.size(),
                 " parameter groups, the optimizer has ", groups_.size());

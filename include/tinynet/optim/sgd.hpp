@@ -52,8 +52,7 @@ struct SGDOptions {
 /// State: "momentum_buffer" (only when momentum != 0).
 class SGD final : public OptimizerBase<SGDOptions> {
  public:
-  SGD(std::vector<Tensor> params, SGDOptions options)
-      : OptimizerBase({{std::move(params), options}}) {}
+  SGD(std::vector<Tensor> params, SGDOptions options) : OptimizerBase({{std::move(params), options}}) {}
   explicit SGD(std::vector<ParamGroup<SGDOptions>> groups) : OptimizerBase(std::move(groups)) {}
 
  protected:
@@ -66,12 +65,12 @@ class SGD final : public OptimizerBase<SGDOptions> {
     const bool init = use_momentum && !s.buffers[0].defined();
     Tensor* buf = use_momentum ? &buffer(s, 0, p, false) : nullptr;
     const backend::SgdArgs args{.lr = o.lr,
-                                     .momentum = o.momentum,
-                                     .dampening = o.dampening,
-                                     .weight_decay = o.weight_decay,
-                                     .nesterov = o.nesterov,
-                                     .maximize = o.maximize,
-                                     .init_buffer = init};
+                                .momentum = o.momentum,
+                                .dampening = o.dampening,
+                                .weight_decay = o.weight_decay,
+                                .nesterov = o.nesterov,
+                                .maximize = o.maximize,
+                                .init_buffer = init};
     backend::dispatch(p.device(), p.dtype(), "SGD", [&]<typename T>(auto be) {
       sgd_update(be, p.data<T>(), grad.data<T>(), buf ? buf->data<T>() : nullptr, p.numel(), args);
     });

@@ -35,8 +35,8 @@ void batch_norm_eval_stats(Tag, const BatchNormGeometry& g, const T* running_mea
 
 /// y = (x - mean[c]) * invstd[c] * w[c] + b[c]   (w, b may be null: 1 and 0)
 template <typename T>
-void batch_norm_apply(Tag, const BatchNormGeometry& g, const T* x, const T* mean, const T* invstd, const T* w, const T* b,
-                      T* y) {
+void batch_norm_apply(Tag, const BatchNormGeometry& g, const T* x, const T* mean, const T* invstd, const T* w,
+                      const T* b, T* y) {
   parallel_for(g.n * g.c, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t r = lo; r < hi; ++r) {
       const std::int64_t c = r % g.c;

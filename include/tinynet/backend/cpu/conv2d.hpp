@@ -8,8 +8,6 @@
 /// Weight and bias gradients are summed per chunk and then across chunks in a fixed
 /// order, so results do not depend on thread scheduling.
 
-#include "tinynet/core/config.hpp"
-
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -22,6 +20,7 @@
 #include "tinynet/backend/cpu/detail/gemm_rows.hpp"
 #include "tinynet/backend/cpu/detail/short_runs.hpp"
 #include "tinynet/backend/cpu/detail/winograd.hpp"
+#include "tinynet/core/config.hpp"
 
 namespace tinynet::backend::cpu {
 
@@ -227,7 +226,7 @@ inline std::int64_t conv2d_backward_dx_scratch(const Conv2dGeometry& g) {
 /// gradients.
 inline std::int64_t conv2d_backward_scratch_per_chunk(const Conv2dGeometry& g) {
   return whole_lines(cpu_col_size(g) + conv2d_backward_dx_scratch(g) + g.out_c * g.col_cols() * cpu_group(g) +
-                        g.out_c * g.col_rows() + g.out_c);
+                     g.out_c * g.col_rows() + g.out_c);
 }
 /// All of conv2d_backward's scratch: the chunks', then the transformed filters. A fused
 /// ReLU needs no more: each chunk masks the output gradient in its own copy of it.
@@ -264,8 +263,7 @@ void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const T* xs, std
 template <typename Body>
 void for_each_group(const Conv2dGeometry& g, std::int64_t ch, std::int64_t chunks, Body&& body) {
   const std::int64_t end = (ch + 1) * g.n / chunks;
-  for (std::int64_t s = ch * g.n / chunks; s < end; s += cpu_group(g))
-    body(s, std::min(cpu_group(g), end - s));
+  for (std::int64_t s = ch * g.n / chunks; s < end; s += cpu_group(g)) body(s, std::min(cpu_group(g), end - s));
 }
 
 }  // namespace detail
@@ -352,7 +350,7 @@ void conv2d_backward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const
                      bool acc_dw, T* db, bool acc_db, T* scratch, const T* y_relu) {
   const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, kdim = g.col_rows(), cols = g.col_cols();
   const std::int64_t wsize = g.out_c * kdim, per_chunk = conv2d_backward_scratch_per_chunk(g);
-  const std::int64_t partials = per_chunk - wsize - g.out_c;  // offset of dw_part within a chunk
+  const std::int64_t partials = per_chunk - wsize - g.out_c;   // offset of dw_part within a chunk
   const bool direct = cpu_group(g) == 1 && y_relu == nullptr;  // gy is the column layout
   // The input gradient through Winograd: its filters transformed once, after the chunks.
   const bool winograd_dx = uses_winograd<T>(g) && dx != nullptr;
@@ -386,8 +384,10 @@ void conv2d_backward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const
             for (std::int64_t o = 0; o < g.out_c; ++o) {
               T* dst = gy_cols + o * ld + j * cols;
               const std::int64_t at = (j * g.out_c + o) * out_hw;
-              if (y_relu != nullptr) relu_grad_run(dst, gys + at, y_relu + first * g.out_c * out_hw + at, out_hw);
-              else copy_run(dst, gys + at, out_hw);
+              if (y_relu != nullptr)
+                relu_grad_run(dst, gys + at, y_relu + first * g.out_c * out_hw + at, out_hw);
+              else
+                copy_run(dst, gys + at, out_hw);
             }
           gyc = gy_cols;
         }

@@ -3,15 +3,14 @@
 /// Dropout kernels. Element (or channel) i is kept when its counter-based uniform draw
 /// is >= p, so the mask is the same for any thread count and on the GPU.
 
-#include "tinynet/core/config.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
-#include "tinynet/core/parallel.hpp"
-#include "tinynet/backend/cpu/detail/philox_avx512.hpp"
 #include "tinynet/backend/backend.hpp"
+#include "tinynet/backend/cpu/detail/philox_avx512.hpp"
+#include "tinynet/core/config.hpp"
+#include "tinynet/core/parallel.hpp"
 #include "tinynet/core/random.hpp"
 
 namespace tinynet::backend::cpu {

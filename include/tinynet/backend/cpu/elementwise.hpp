@@ -62,7 +62,8 @@ inline std::array<std::int64_t, Shape::kMaxRank> broadcast_strides(const Shape& 
 namespace detail {
 
 /// Offset of flat output index `i` into an input with broadcast strides `s`.
-inline std::int64_t broadcast_offset(std::int64_t i, const Shape& out, const std::array<std::int64_t, Shape::kMaxRank>& s) {
+inline std::int64_t broadcast_offset(std::int64_t i, const Shape& out,
+                                     const std::array<std::int64_t, Shape::kMaxRank>& s) {
   std::int64_t off = 0;
   for (int d = out.rank() - 1; d >= 0; --d) {
     const std::int64_t e = out[d];

@@ -11,7 +11,8 @@ namespace tinynet::backend::cpu {
 
 /// y[n,o] = sum_i x[n,i] w[o,i] + b[o]   (b may be null)
 template <typename T>
-void linear_forward(Tag, const T* x, const T* w, const T* b, T* y, std::int64_t batch, std::int64_t in, std::int64_t out) {
+void linear_forward(Tag, const T* x, const T* w, const T* b, T* y, std::int64_t batch, std::int64_t in,
+                    std::int64_t out) {
   if (b != nullptr)
     for (std::int64_t n = 0; n < batch; ++n)
       for (std::int64_t o = 0; o < out; ++o) y[n * out + o] = b[o];

@@ -16,8 +16,8 @@ template <typename T>
 void nll_forward(Tag, const T* logp, const std::int64_t* target, T* per_sample, T* out, double divisor,
                  std::int64_t batch, std::int64_t classes) {
   for (std::int64_t i = 0; i < batch; ++i)
-    TINYNET_CHECK(IndexError, target[i] >= 0 && target[i] < classes, "nll_loss: target ", target[i], " at position ",
-                  i, " is out of range for ", classes, " classes");
+    TINYNET_CHECK(IndexError, target[i] >= 0 && target[i] < classes, "nll_loss: target ", target[i], " at position ", i,
+                  " is out of range for ", classes, " classes");
   double sum = 0;
   for (std::int64_t i = 0; i < batch; ++i) {
     per_sample[i] = -logp[i * classes + target[i]];

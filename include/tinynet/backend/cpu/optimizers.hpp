@@ -33,7 +33,8 @@ void sgd_update(Tag, T* param, const T* grad, T* buf, std::int64_t n, const SgdA
 #if defined(TINYNET_CPU_AVX512)
   if constexpr (sizeof(T) == 4) {
     for_each_vector(n, [&](std::int64_t i, __mmask16 m) {
-      Vec16f p = Vec16f::load(param + i, m), b = buf != nullptr ? Vec16f::load(buf + i, m) : Vec16f{_mm512_setzero_ps()};
+      Vec16f p = Vec16f::load(param + i, m),
+             b = buf != nullptr ? Vec16f::load(buf + i, m) : Vec16f{_mm512_setzero_ps()};
       rule.update(p, Vec16f::load(grad + i, m), b);
       p.store(param + i, m);
       if (buf != nullptr) b.store(buf + i, m);

@@ -2,15 +2,14 @@
 /// \file
 /// max_pool2d and avg_pool2d kernels (NCHW), parallel over (n, c) planes.
 
-#include "tinynet/core/config.hpp"
-
 #include <algorithm>
 #include <cstdint>
 
 #include "tinynet/backend/backend.hpp"
-#include "tinynet/backend/pool2d.hpp"
-#include "tinynet/core/parallel.hpp"
 #include "tinynet/backend/cpu/detail/short_runs.hpp"
+#include "tinynet/backend/pool2d.hpp"
+#include "tinynet/core/config.hpp"
+#include "tinynet/core/parallel.hpp"
 
 namespace tinynet::backend::cpu {
 
@@ -61,8 +60,7 @@ void max_pool2d_forward(Tag, const Pool2dGeometry& g, const T* x, T* y, std::int
     if constexpr (sizeof(T) == 4) {
       if (g.k == 2 && g.s == 2 && g.p == 0) {
         for (std::int64_t pl = lo; pl < hi; ++pl)
-          detail::max_pool_2x2_plane(x + pl * g.h * g.w, y + pl * g.oh * g.ow, idx + pl * g.oh * g.ow, g.w, g.oh,
-                                     g.ow);
+          detail::max_pool_2x2_plane(x + pl * g.h * g.w, y + pl * g.oh * g.ow, idx + pl * g.oh * g.ow, g.w, g.oh, g.ow);
         return;
       }
     }

@@ -21,8 +21,8 @@ void softmax_forward(Tag, const T* x, T* y, std::int64_t outer, std::int64_t n, 
 }
 
 template <typename T>
-void softmax_backward(Tag, const T* y, const T* gy, T* dx, std::int64_t outer, std::int64_t n, std::int64_t inner, bool log,
-                      bool accumulate) {
+void softmax_backward(Tag, const T* y, const T* gy, T* dx, std::int64_t outer, std::int64_t n, std::int64_t inner,
+                      bool log, bool accumulate) {
   const SoftmaxRowBackward<T> row{y, gy, dx, n, inner, log, accumulate};
   parallel_for(outer * inner, std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(n, 1)),
                [&](std::int64_t lo, std::int64_t hi) {

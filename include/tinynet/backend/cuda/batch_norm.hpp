@@ -98,15 +98,15 @@ void batch_norm_train_stats(Tag, const BatchNormGeometry& g, const T* x, T* mean
 
 /// Evaluation statistics from the running ones.
 template <typename T>
-void batch_norm_eval_stats(Tag, const BatchNormGeometry& g, const T* running_mean, const T* running_var, T* mean, T* invstd,
-                           double eps) {
+void batch_norm_eval_stats(Tag, const BatchNormGeometry& g, const T* running_mean, const T* running_var, T* mean,
+                           T* invstd, double eps) {
   for_each_index(g.c, BatchNormRunning<T>{running_mean, running_var, mean, invstd, eps});
 }
 
 /// y = (x - mean[c]) * invstd[c] * w[c] + b[c]   (w, b may be null)
 template <typename T>
-void batch_norm_apply(Tag, const BatchNormGeometry& g, const T* x, const T* mean, const T* invstd, const T* w, const T* b,
-                      T* y) {
+void batch_norm_apply(Tag, const BatchNormGeometry& g, const T* x, const T* mean, const T* invstd, const T* w,
+                      const T* b, T* y) {
   for_each_index(g.n * g.c * g.hw, detail::BatchNormApply<T>{g, x, mean, invstd, w, b, y});
 }
 
@@ -117,7 +117,9 @@ void batch_norm_backward(Tag, const BatchNormGeometry& g, const T* x, const T* m
                          const T* gy, bool training, T* dx, bool acc_dx, T* dw, bool acc_dw, T* db, bool acc_db,
                          double* sums) {
   for_each_index(g.c, detail::BatchNormGradSums<T>{g, x, gy, mean, invstd, sums, dw, acc_dw, db, acc_db});
-  if (dx) for_each_index(g.n * g.c * g.hw, detail::BatchNormInputGrad<T>{g, x, gy, mean, invstd, w, sums, training, dx, acc_dx});
+  if (dx)
+    for_each_index(g.n * g.c * g.hw,
+                   detail::BatchNormInputGrad<T>{g, x, gy, mean, invstd, w, sums, training, dx, acc_dx});
 }
 
 }  // namespace tinynet::backend::cuda

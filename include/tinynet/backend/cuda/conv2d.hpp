@@ -14,15 +14,16 @@
 
 #include "tinynet/backend/backend.hpp"
 #include "tinynet/backend/conv2d.hpp"
-#include "tinynet/backend/elementwise.hpp"
 #include "tinynet/backend/cuda/detail/gemm.hpp"
 #include "tinynet/backend/cuda/detail/launch.hpp"
+#include "tinynet/backend/elementwise.hpp"
 
 namespace tinynet::backend::cuda {
 
 /// Samples per group: bounds the im2col buffer to about 64 M elements.
 inline std::int64_t conv_group(const Conv2dGeometry& g) {
-  return std::max<std::int64_t>(1, std::min<std::int64_t>(g.n, (std::int64_t{1} << 26) / std::max<std::int64_t>(1, g.col_size())));
+  return std::max<std::int64_t>(
+      1, std::min<std::int64_t>(g.n, (std::int64_t{1} << 26) / std::max<std::int64_t>(1, g.col_size())));
 }
 
 /// Elements of device scratch conv2d_forward needs.

@@ -9,8 +9,8 @@
 
 #include <cstdint>
 
-#include "tinynet/backend/cuda/detail/launch.hpp"
 #include "tinynet/backend/backend.hpp"
+#include "tinynet/backend/cuda/detail/launch.hpp"
 #include "tinynet/core/random.hpp"
 
 namespace tinynet::backend::cuda {

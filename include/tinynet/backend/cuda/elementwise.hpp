@@ -69,8 +69,8 @@ template <typename T>
 struct SumTo {
   const T* src;
   T* dst;
-  Dims d;            // extent: source shape; stride_a: source strides
-  Dims dst_dims;     // extent: destination extents aligned to the source rank (1 = reduced)
+  Dims d;         // extent: source shape; stride_a: source strides
+  Dims dst_dims;  // extent: destination extents aligned to the source rank (1 = reduced)
   std::int64_t reduced;
   bool accumulate;
   TINYNET_HOST_DEVICE void operator()(std::int64_t j) const {

@@ -42,7 +42,8 @@ struct SumRows {  // db[o] (+)= sum_r gy[r, o]
 
 /// y[n,o] = sum_i x[n,i] w[o,i] + b[o]   (b may be null)
 template <typename T>
-void linear_forward(Tag, const T* x, const T* w, const T* b, T* y, std::int64_t batch, std::int64_t in, std::int64_t out) {
+void linear_forward(Tag, const T* x, const T* w, const T* b, T* y, std::int64_t batch, std::int64_t in,
+                    std::int64_t out) {
   if (b != nullptr) for_each_index(batch * out, detail::FillRows<T>{b, y, out});
   gemm<T>(false, true, batch, out, in, T(1), x, in, w, in, b != nullptr ? T(1) : T(0), y, out);
 }

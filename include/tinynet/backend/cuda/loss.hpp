@@ -54,8 +54,8 @@ struct ReduceSamples {  // out[0] = sum_i per_sample[i] / divisor, in double and
 
 /// per_sample[n] = -logp[n, target[n]]; out[0] = sum / divisor (when out is not null).
 template <typename T>
-void nll_forward(Tag, const T* logp, const std::int64_t* target, T* per_sample, T* out, double divisor, std::int64_t batch,
-                 std::int64_t classes) {
+void nll_forward(Tag, const T* logp, const std::int64_t* target, T* per_sample, T* out, double divisor,
+                 std::int64_t batch, std::int64_t classes) {
   for_each_index(batch, detail::NllForward<T>{logp, target, per_sample, classes, tinynet::cuda::detail::error_word()});
   if (out != nullptr) for_each_index(1, detail::ReduceSamples<T>{per_sample, out, batch, divisor});
 }

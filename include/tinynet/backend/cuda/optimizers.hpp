@@ -10,8 +10,8 @@
 #include <cstdint>
 
 #include "tinynet/backend/backend.hpp"
-#include "tinynet/backend/optimizers.hpp"
 #include "tinynet/backend/cuda/detail/launch.hpp"
+#include "tinynet/backend/optimizers.hpp"
 
 namespace tinynet::backend::cuda {
 

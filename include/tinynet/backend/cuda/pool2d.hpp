@@ -11,8 +11,8 @@
 #include <cstdint>
 
 #include "tinynet/backend/backend.hpp"
-#include "tinynet/backend/pool2d.hpp"
 #include "tinynet/backend/cuda/detail/launch.hpp"
+#include "tinynet/backend/pool2d.hpp"
 
 namespace tinynet::backend::cuda {
 

@@ -10,8 +10,8 @@
 #include <cstdint>
 
 #include "tinynet/backend/backend.hpp"
-#include "tinynet/backend/softmax.hpp"
 #include "tinynet/backend/cuda/detail/launch.hpp"
+#include "tinynet/backend/softmax.hpp"
 
 namespace tinynet::backend::cuda {
 
@@ -21,8 +21,8 @@ void softmax_forward(Tag, const T* x, T* y, std::int64_t outer, std::int64_t n, 
 }
 
 template <typename T>
-void softmax_backward(Tag, const T* y, const T* gy, T* dx, std::int64_t outer, std::int64_t n, std::int64_t inner, bool log,
-                      bool accumulate) {
+void softmax_backward(Tag, const T* y, const T* gy, T* dx, std::int64_t outer, std::int64_t n, std::int64_t inner,
+                      bool log, bool accumulate) {
   for_each_index(outer * inner, SoftmaxRowBackward<T>{y, gy, dx, n, inner, log, accumulate});
 }
 

@@ -84,10 +84,11 @@ inline void check_device(int index) {
   const int n = device_count();
   TINYNET_CHECK(Error, n > 0, "cuda:", index, " requested but no CUDA device is present",
                 kEmulated ? "" : " (no GPU, or no driver: see nvidia-smi)");
-  TINYNET_CHECK(Error, index >= 0 && index < n, "cuda:", index, " requested but this machine has ", n,
-                " CUDA device", n == 1 ? "" : "s");
-  TINYNET_CHECK(Error, index == current_device(), "cuda:", index, " requested but the current device is cuda:",
-                current_device(), "; call tinynet::cuda::set_device(", index, ") first (one device per process)");
+  TINYNET_CHECK(Error, index >= 0 && index < n, "cuda:", index, " requested but this machine has ", n, " CUDA device",
+                n == 1 ? "" : "s");
+  TINYNET_CHECK(Error, index == current_device(), "cuda:", index,
+                " requested but the current device is cuda:", current_device(), "; call tinynet::cuda::set_device(",
+                index, ") first (one device per process)");
 }
 
 /// Makes cuda:`index` the device of this process; call it before creating CUDA tensors.
@@ -285,8 +286,10 @@ inline void copy(void* dst, const void* src, std::size_t nbytes, CopyKind kind,
 #else
   std::memcpy(dst, src, nbytes);
 #endif
-  if (kind == CopyKind::device_to_host) synchronize();
-  else if (src_owner) detail::keep_alive().hold(std::move(src_owner));
+  if (kind == CopyKind::device_to_host)
+    synchronize();
+  else if (src_owner)
+    detail::keep_alive().hold(std::move(src_owner));
 }
 
 /// p[0..n) = value on the device.

@@ -83,8 +83,8 @@ class Tensor {
   /// Typed pointer to the first element; throws TypeError if T is not the dtype.
   template <typename T>
   T* data() const {
-    TINYNET_CHECK(TypeError, dtype_of<T>() == dtype(), "data<", dtype_name(dtype_of<T>()),
-                     ">() called on a ", dtype(), " tensor");
+    TINYNET_CHECK(TypeError, dtype_of<T>() == dtype(), "data<", dtype_name(dtype_of<T>()), ">() called on a ", dtype(),
+                  " tensor");
     return static_cast<T*>(raw_data());
   }
   void* raw_data() const {
@@ -106,12 +106,12 @@ class Tensor {
   T& at(std::initializer_list<std::int64_t> index) const {
     TINYNET_CHECK(IndexError, device().is_cpu(), "at(): tensor is on ", device(), "; call .to(Device::cpu()) first");
     TINYNET_CHECK(IndexError, static_cast<int>(index.size()) == dim(), "at(): ", index.size(),
-                      " indices given for a tensor of shape ", shape());
+                  " indices given for a tensor of shape ", shape());
     std::int64_t flat = 0;
     int d = 0;
     for (std::int64_t i : index) {
-      TINYNET_CHECK(IndexError, i >= 0 && i < shape()[d], "at(): index ", i, " out of range for dim ", d,
-                        " of shape ", shape());
+      TINYNET_CHECK(IndexError, i >= 0 && i < shape()[d], "at(): index ", i, " out of range for dim ", d, " of shape ",
+                    shape());
       flat = flat * shape()[d] + i;
       ++d;
     }
@@ -138,8 +138,7 @@ class Tensor {
   void backward(const Tensor& grad = Tensor()) const;
   /// Calls `hook(param)` once this leaf's gradient is complete in a backward pass.
   void register_post_accumulate_grad_hook(std::function<void(Tensor&)> hook) {
-    TINYNET_CHECK(Error, is_leaf() && requires_grad(),
-                 "post-accumulate hooks need a leaf tensor that requires grad");
+    TINYNET_CHECK(Error, is_leaf() && requires_grad(), "post-accumulate hooks need a leaf tensor that requires grad");
     impl().post_accumulate_hooks.push_back(std::move(hook));
   }
   /// Same data, cut from the tape.
@@ -206,8 +205,8 @@ class Tensor {
 
 /// A tensor sharing `base`'s storage with a new shape of the same numel (no tape).
 inline Tensor alias_with_shape(const Tensor& base, const Shape& shape) {
-  TINYNET_CHECK(ShapeError, shape.numel() == base.numel(), "cannot view a tensor of shape ", base.shape(),
-                    " (", base.numel(), " elements) as ", shape, " (", shape.numel(), " elements)");
+  TINYNET_CHECK(ShapeError, shape.numel() == base.numel(), "cannot view a tensor of shape ", base.shape(), " (",
+                base.numel(), " elements) as ", shape, " (", shape.numel(), " elements)");
   auto p = std::make_shared<detail::TensorImpl>();
   p->storage = base.impl().storage;
   p->offset = base.impl().offset;
@@ -219,8 +218,8 @@ inline Tensor alias_with_shape(const Tensor& base, const Shape& shape) {
 /// Copies between devices and converts dtype; both sides contiguous, same numel.
 /// A conversion that involves a CUDA tensor goes through the host (rare: model.to(dtype)).
 inline void copy_elements(const Tensor& dst, const Tensor& src) {
-  TINYNET_CHECK(ShapeError, dst.numel() == src.numel(), "copy_: destination has ", dst.numel(),
-                    " elements, source ", src.numel(), " (shapes ", dst.shape(), " and ", src.shape(), ")");
+  TINYNET_CHECK(ShapeError, dst.numel() == src.numel(), "copy_: destination has ", dst.numel(), " elements, source ",
+                src.numel(), " (shapes ", dst.shape(), " and ", src.shape(), ")");
   if (dst.device().is_cpu() && src.device().is_cpu()) {
     if (dst.dtype() == src.dtype()) {
       if (dst.raw_data() != src.raw_data()) std::memcpy(dst.raw_data(), src.raw_data(), dst.nbytes());
@@ -262,7 +261,8 @@ inline Tensor Tensor::to(Device dev) const {
 }
 
 inline Tensor Tensor::pin_memory() const {
-  TINYNET_CHECK(TypeError, device().is_cpu(), "pin_memory(): tensor is on ", device(), "; only CPU tensors can be pinned");
+  TINYNET_CHECK(TypeError, device().is_cpu(), "pin_memory(): tensor is on ", device(),
+                "; only CPU tensors can be pinned");
 #if defined(TINYNET_WITH_CUDA)
   TINYNET_CHECK(Error, cuda::is_available(), "pin_memory(): no CUDA device is present to pin memory for");
   if (is_pinned()) return *this;
@@ -303,7 +303,6 @@ inline Tensor& Tensor::fill_(double value) {
   });
   return *this;
 }
-
 
 inline std::string Tensor::str() const {
   if (!defined()) return "Tensor(undefined)";

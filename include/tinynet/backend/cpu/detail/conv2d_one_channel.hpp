@@ -7,12 +7,11 @@
 /// vector, 8 filters at a time. (A direct weight gradient was measured no faster than
 /// im2col + GEMM: bench/NOTES.md.)
 
-#include "tinynet/core/config.hpp"
-
 #include <algorithm>
 #include <cstdint>
 
 #include "tinynet/backend/cpu/detail/short_runs.hpp"
+#include "tinynet/core/config.hpp"
 
 #if defined(TINYNET_CPU_AVX512)
 #include <immintrin.h>
@@ -102,14 +101,29 @@ inline void forward(const Shape& s, const float* x, const float* w, const float*
   std::int64_t k = 0;
   for (; k + kBlock <= s.out_c; k += kBlock) detail::forward_block<kBlock>(s, x, w, b, relu, y, k);
   switch (s.out_c - k) {
-    case 1: detail::forward_block<1>(s, x, w, b, relu, y, k); break;
-    case 2: detail::forward_block<2>(s, x, w, b, relu, y, k); break;
-    case 3: detail::forward_block<3>(s, x, w, b, relu, y, k); break;
-    case 4: detail::forward_block<4>(s, x, w, b, relu, y, k); break;
-    case 5: detail::forward_block<5>(s, x, w, b, relu, y, k); break;
-    case 6: detail::forward_block<6>(s, x, w, b, relu, y, k); break;
-    case 7: detail::forward_block<7>(s, x, w, b, relu, y, k); break;
-    default: break;
+    case 1:
+      detail::forward_block<1>(s, x, w, b, relu, y, k);
+      break;
+    case 2:
+      detail::forward_block<2>(s, x, w, b, relu, y, k);
+      break;
+    case 3:
+      detail::forward_block<3>(s, x, w, b, relu, y, k);
+      break;
+    case 4:
+      detail::forward_block<4>(s, x, w, b, relu, y, k);
+      break;
+    case 5:
+      detail::forward_block<5>(s, x, w, b, relu, y, k);
+      break;
+    case 6:
+      detail::forward_block<6>(s, x, w, b, relu, y, k);
+      break;
+    case 7:
+      detail::forward_block<7>(s, x, w, b, relu, y, k);
+      break;
+    default:
+      break;
   }
 }
 

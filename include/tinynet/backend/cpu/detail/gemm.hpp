@@ -5,7 +5,6 @@
 /// over output rows or columns with oneTBB, each block a single-threaded Eigen product.
 
 #include <Eigen/Core>
-
 #include <cstdint>
 
 #include "tinynet/core/parallel.hpp"
@@ -22,18 +21,24 @@ using ConstMatMap = Eigen::Map<const RowMatrix<T>, Eigen::Unaligned, Eigen::Oute
 namespace detail {
 
 template <typename T>
-void gemm_block(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
-                const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+void gemm_block(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
+                std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
   ConstMatMap<T> A(a, trans_a ? k : m, trans_a ? m : k, Eigen::OuterStride<>(lda));
   ConstMatMap<T> B(b, trans_b ? n : k, trans_b ? k : n, Eigen::OuterStride<>(ldb));
   MatMap<T> C(c, m, n, Eigen::OuterStride<>(ldc));
-  if (beta == T(0)) C.setZero();
-  else if (beta != T(1)) C *= beta;
+  if (beta == T(0))
+    C.setZero();
+  else if (beta != T(1))
+    C *= beta;
   if (k == 0) return;
-  if (!trans_a && !trans_b) C.noalias() += alpha * A * B;
-  else if (trans_a && !trans_b) C.noalias() += alpha * A.transpose() * B;
-  else if (!trans_a && trans_b) C.noalias() += alpha * A * B.transpose();
-  else C.noalias() += alpha * A.transpose() * B.transpose();
+  if (!trans_a && !trans_b)
+    C.noalias() += alpha * A * B;
+  else if (trans_a && !trans_b)
+    C.noalias() += alpha * A.transpose() * B;
+  else if (!trans_a && trans_b)
+    C.noalias() += alpha * A * B.transpose();
+  else
+    C.noalias() += alpha * A.transpose() * B.transpose();
 }
 
 }  // namespace detail

@@ -7,12 +7,11 @@
 /// instructions for all 16); nothing is packed, unlike a general GEMM, which copies both
 /// operands into panels first.
 
-#include "tinynet/core/config.hpp"
-
 #include <algorithm>
 #include <cstdint>
 
 #include "tinynet/backend/cpu/detail/short_runs.hpp"
+#include "tinynet/core/config.hpp"
 
 #if defined(TINYNET_CPU_AVX512)
 #include <immintrin.h>
@@ -89,10 +88,17 @@ inline void gemm_nt_row_block(const float* a, std::int64_t lda, const float* b, 
   std::int64_t r = 0;
   for (; r + 4 <= n; r += 4) gemm_nt_block<MO, 4>(a, lda, b + r * ldb, ldb, c + r, ldc, k);
   switch (n - r) {
-    case 1: gemm_nt_block<MO, 1>(a, lda, b + r * ldb, ldb, c + r, ldc, k); break;
-    case 2: gemm_nt_block<MO, 2>(a, lda, b + r * ldb, ldb, c + r, ldc, k); break;
-    case 3: gemm_nt_block<MO, 3>(a, lda, b + r * ldb, ldb, c + r, ldc, k); break;
-    default: break;
+    case 1:
+      gemm_nt_block<MO, 1>(a, lda, b + r * ldb, ldb, c + r, ldc, k);
+      break;
+    case 2:
+      gemm_nt_block<MO, 2>(a, lda, b + r * ldb, ldb, c + r, ldc, k);
+      break;
+    case 3:
+      gemm_nt_block<MO, 3>(a, lda, b + r * ldb, ldb, c + r, ldc, k);
+      break;
+    default:
+      break;
   }
 }
 
@@ -100,8 +106,8 @@ inline void gemm_nt_row_block(const float* a, std::int64_t lda, const float* b, 
 
 /// C[m, n] += A[m, k] B[n, k]^T, row-major with leading dimensions lda, ldb, ldc. Serial:
 /// callers run it inside their own parallel chunks.
-inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda,
-                    const float* b, std::int64_t ldb, float* c, std::int64_t ldc) {
+inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda, const float* b,
+                    std::int64_t ldb, float* c, std::int64_t ldc) {
   // A panel of 8 of B's rows stays in L1 while every block of 4 A rows passes over it
   // (at most 8 + 4 rows of 768 floats: 36 KB); each block of A is read from L2 once per
   // panel. k is split into equal chunks of at most 768 floats, each of which costs one sum
@@ -116,14 +122,22 @@ inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, const float*
       const std::int64_t nn = std::min(nb, n - r);
       const float* bp = b + r * ldb + p;
       std::int64_t o = 0;
-      for (; o + 4 <= m; o += 4) detail::gemm_nt_row_block<4>(a + o * lda + p, lda, bp, ldb, c + o * ldc + r, ldc, nn, kk);
+      for (; o + 4 <= m; o += 4)
+        detail::gemm_nt_row_block<4>(a + o * lda + p, lda, bp, ldb, c + o * ldc + r, ldc, nn, kk);
       const float* ap = a + o * lda + p;
       float* cp = c + o * ldc + r;
       switch (m - o) {
-        case 1: detail::gemm_nt_row_block<1>(ap, lda, bp, ldb, cp, ldc, nn, kk); break;
-        case 2: detail::gemm_nt_row_block<2>(ap, lda, bp, ldb, cp, ldc, nn, kk); break;
-        case 3: detail::gemm_nt_row_block<3>(ap, lda, bp, ldb, cp, ldc, nn, kk); break;
-        default: break;
+        case 1:
+          detail::gemm_nt_row_block<1>(ap, lda, bp, ldb, cp, ldc, nn, kk);
+          break;
+        case 2:
+          detail::gemm_nt_row_block<2>(ap, lda, bp, ldb, cp, ldc, nn, kk);
+          break;
+        case 3:
+          detail::gemm_nt_row_block<3>(ap, lda, bp, ldb, cp, ldc, nn, kk);
+          break;
+        default:
+          break;
       }
     }
   }

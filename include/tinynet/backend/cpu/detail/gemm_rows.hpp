@@ -7,13 +7,12 @@
 /// two passes Eigen's GEMM adds around its kernel. Optionally a per-row bias and a ReLU are
 /// applied as C is stored.
 
-#include "tinynet/core/config.hpp"
-
 #include <algorithm>
 #include <cstdint>
 
-#include "tinynet/core/parallel.hpp"
 #include "tinynet/backend/cpu/detail/short_runs.hpp"
+#include "tinynet/core/config.hpp"
+#include "tinynet/core/parallel.hpp"
 
 #if defined(TINYNET_CPU_AVX512)
 #include <immintrin.h>
@@ -67,14 +66,29 @@ inline void gemm_rows_range(std::int64_t r0, std::int64_t r1, std::int64_t n, st
     float* ct = c + r * ldc + p0;
     const float* bt = bias != nullptr ? bias + r : nullptr;
     switch (r1 - r) {
-      case 1: gemm_rows_block<1>(at, lda, b + p0, ldb, ct, ldc, k, n - p0, bt, relu); break;
-      case 2: gemm_rows_block<2>(at, lda, b + p0, ldb, ct, ldc, k, n - p0, bt, relu); break;
-      case 3: gemm_rows_block<3>(at, lda, b + p0, ldb, ct, ldc, k, n - p0, bt, relu); break;
-      case 4: gemm_rows_block<4>(at, lda, b + p0, ldb, ct, ldc, k, n - p0, bt, relu); break;
-      case 5: gemm_rows_block<5>(at, lda, b + p0, ldb, ct, ldc, k, n - p0, bt, relu); break;
-      case 6: gemm_rows_block<6>(at, lda, b + p0, ldb, ct, ldc, k, n - p0, bt, relu); break;
-      case 7: gemm_rows_block<7>(at, lda, b + p0, ldb, ct, ldc, k, n - p0, bt, relu); break;
-      default: break;
+      case 1:
+        gemm_rows_block<1>(at, lda, b + p0, ldb, ct, ldc, k, n - p0, bt, relu);
+        break;
+      case 2:
+        gemm_rows_block<2>(at, lda, b + p0, ldb, ct, ldc, k, n - p0, bt, relu);
+        break;
+      case 3:
+        gemm_rows_block<3>(at, lda, b + p0, ldb, ct, ldc, k, n - p0, bt, relu);
+        break;
+      case 4:
+        gemm_rows_block<4>(at, lda, b + p0, ldb, ct, ldc, k, n - p0, bt, relu);
+        break;
+      case 5:
+        gemm_rows_block<5>(at, lda, b + p0, ldb, ct, ldc, k, n - p0, bt, relu);
+        break;
+      case 6:
+        gemm_rows_block<6>(at, lda, b + p0, ldb, ct, ldc, k, n - p0, bt, relu);
+        break;
+      case 7:
+        gemm_rows_block<7>(at, lda, b + p0, ldb, ct, ldc, k, n - p0, bt, relu);
+        break;
+      default:
+        break;
     }
   }
 }
@@ -84,9 +98,9 @@ inline void gemm_rows_range(std::int64_t r0, std::int64_t r1, std::int64_t n, st
 /// C[m, n] = A[m, k] B[k, n] (+ bias[row], then max(., 0) with `relu`), row-major with
 /// leading dimensions lda, ldb, ldc; C is overwritten. `parallel`: rows split over the
 /// threads in blocks of 8.
-inline void gemm_rows(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda,
-                      const float* b, std::int64_t ldb, float* c, std::int64_t ldc, const float* bias = nullptr,
-                      bool relu = false, bool parallel = false) {
+inline void gemm_rows(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda, const float* b,
+                      std::int64_t ldb, float* c, std::int64_t ldc, const float* bias = nullptr, bool relu = false,
+                      bool parallel = false) {
   tinynet::detail::apply_fp_mode();
   const std::int64_t blocks = (m + 7) / 8;
   if (!parallel || blocks < 2 || get_num_threads() < 2) {

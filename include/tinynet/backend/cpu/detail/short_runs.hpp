@@ -5,10 +5,10 @@
 /// and tails than on the data at these lengths; with AVX-512 a run is a few full-width
 /// moves and one masked move for its tail.
 
-#include "tinynet/core/config.hpp"
-
 #include <cstdint>
 #include <type_traits>
+
+#include "tinynet/core/config.hpp"
 
 #if defined(TINYNET_CPU_AVX512)
 #include <immintrin.h>
@@ -96,11 +96,16 @@ inline void pack_rows(T* dst, const T* src, std::int64_t src_stride, std::int64_
 #if defined(TINYNET_CPU_AVX512)
   if constexpr (std::is_same_v<T, float>) {
     switch (n) {
-      case 1: return detail::pack_rows_by<16>(dst, src, src_stride, rows);
-      case 2: return detail::pack_rows_by<8>(dst, src, src_stride, rows);
-      case 4: return detail::pack_rows_by<4>(dst, src, src_stride, rows);
-      case 8: return detail::pack_rows_by<2>(dst, src, src_stride, rows);
-      default: break;
+      case 1:
+        return detail::pack_rows_by<16>(dst, src, src_stride, rows);
+      case 2:
+        return detail::pack_rows_by<8>(dst, src, src_stride, rows);
+      case 4:
+        return detail::pack_rows_by<4>(dst, src, src_stride, rows);
+      case 8:
+        return detail::pack_rows_by<2>(dst, src, src_stride, rows);
+      default:
+        break;
     }
   }
 #endif
@@ -159,7 +164,8 @@ inline T sum_run(const T* src, std::int64_t n) {
 #if defined(TINYNET_CPU_AVX512)
   if constexpr (sizeof(T) == 4) {
     __m512 acc = _mm512_setzero_ps();
-    for (std::int64_t x = 0; x < n; x += 16) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(detail::tail_mask(n - x), src + x));
+    for (std::int64_t x = 0; x < n; x += 16)
+      acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(detail::tail_mask(n - x), src + x));
     return _mm512_reduce_add_ps(acc);
   }
 #endif

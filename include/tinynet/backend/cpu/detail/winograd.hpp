@@ -20,16 +20,15 @@
 /// take 16 tiles at a time (several short tile rows side by side); the products go through
 /// gemm_rows (V read in place, no packing).
 
-#include "tinynet/core/config.hpp"
-
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
 
 #include "tinynet/backend/cpu/detail/gemm_rows.hpp"
-#include "tinynet/core/parallel.hpp"
 #include "tinynet/backend/cpu/detail/short_runs.hpp"
+#include "tinynet/core/config.hpp"
+#include "tinynet/core/parallel.hpp"
 
 #if defined(TINYNET_CPU_AVX512)
 #include <immintrin.h>
@@ -258,8 +257,8 @@ void transform_input(const Shape& s, const float* in, std::int64_t channel_strid
 inline void multiply(const Shape& s, const float* u, const float* v, float* m, bool parallel) {
   const std::int64_t ld = s.padded_tiles(), tiles = s.tiles();
   auto one = [&](std::int64_t xi) {
-    gemm_rows(s.out_c, tiles, s.in_c, u + xi * s.out_c * s.in_c, s.in_c, v + xi * s.v_plane(), ld,
-              m + xi * s.m_plane(), ld);
+    gemm_rows(s.out_c, tiles, s.in_c, u + xi * s.out_c * s.in_c, s.in_c, v + xi * s.v_plane(), ld, m + xi * s.m_plane(),
+              ld);
   };
   if (parallel) {
     parallel_for(s.points(), 1, [&](std::int64_t lo, std::int64_t hi) {

@@ -53,16 +53,16 @@ void gemm_batched(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, st
   const auto i = [](std::int64_t v) { return static_cast<int>(v); };
   cublasStatus_t s;
   if constexpr (sizeof(T) == 4)
-    s = cublasSgemmStridedBatched(detail::cublas_handle(), op_b, op_a, i(n), i(m), i(k), &alpha, b, i(ldb), stride_b,
-                                  a, i(lda), stride_a, &beta, c, i(ldc), stride_c, i(batch));
+    s = cublasSgemmStridedBatched(detail::cublas_handle(), op_b, op_a, i(n), i(m), i(k), &alpha, b, i(ldb), stride_b, a,
+                                  i(lda), stride_a, &beta, c, i(ldc), stride_c, i(batch));
   else
-    s = cublasDgemmStridedBatched(detail::cublas_handle(), op_b, op_a, i(n), i(m), i(k), &alpha, b, i(ldb), stride_b,
-                                  a, i(lda), stride_a, &beta, c, i(ldc), stride_c, i(batch));
+    s = cublasDgemmStridedBatched(detail::cublas_handle(), op_b, op_a, i(n), i(m), i(k), &alpha, b, i(ldb), stride_b, a,
+                                  i(lda), stride_a, &beta, c, i(ldc), stride_c, i(batch));
   detail::check_cublas(s, "gemm");
 #else
   for (std::int64_t p = 0; p < batch; ++p)
-    cpu::gemm<T>(trans_a, trans_b, m, n, k, alpha, a + p * stride_a, lda, b + p * stride_b, ldb, beta,
-                 c + p * stride_c, ldc);
+    cpu::gemm<T>(trans_a, trans_b, m, n, k, alpha, a + p * stride_a, lda, b + p * stride_b, ldb, beta, c + p * stride_c,
+                 ldc);
 #endif
 }
 
