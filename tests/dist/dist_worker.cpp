@@ -136,7 +136,7 @@ template <class Model, class Reference>
 double max_param_diff(Model& model, Reference& reference) {
   double max_diff = 0;
   for (const auto& [name, p] : model.named_parameters()) {
-    const Tensor& q = reference.state_dict().at(name);
+    const Tensor q = reference.state_dict().at(name);
     const auto* a = static_cast<const float*>(p.raw_data());
     const auto* b = static_cast<const float*>(q.raw_data());
     for (std::int64_t i = 0; i < p.numel(); ++i) max_diff = std::max(max_diff, std::abs(static_cast<double>(a[i]) - b[i]));
@@ -167,7 +167,7 @@ int ddp_vs_single(const std::shared_ptr<ProcessGroup>& pg, int steps, std::int64
   dist::DistributedDataParallel ddp(model, pg, {.bucket_cap_mb = cap_mb, .first_bucket_cap_mb = cap_mb});
   std::printf("buckets: %zu\n", ddp.bucket_names().size());
   for (const auto& [name, p] : model.named_parameters()) {
-    const Tensor& q = reference.state_dict().at(name);
+    const Tensor q = reference.state_dict().at(name);
     if (std::memcmp(p.raw_data(), q.raw_data(), p.nbytes()) != 0) fail("rank 0's parameters were not broadcast: " + name);
   }
 

@@ -156,7 +156,7 @@ TEST_CASE("free-form model: saved to a file and loaded into a fresh model", "[nn
   load(b, path);
   for (const auto& [name, t] : a.state_dict()) {
     INFO(name);
-    const Tensor& u = b.state_dict().at(name);
+    const Tensor u = b.state_dict().at(name);
     CHECK(std::memcmp(t.raw_data(), u.raw_data(), t.nbytes()) == 0);
   }
   std::filesystem::remove(path);
