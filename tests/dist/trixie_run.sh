@@ -6,7 +6,7 @@
 #   trixie_run.sh CMD [ARGS...]  # run CMD inside (e.g. torchrun ...)
 #
 # It runs in a private mount namespace (unshare), so nothing it mounts outlives it:
-# /proc and /dev, and the host's root at /host. torchrun in the chroot starts the
+# /proc and /dev, the host's /etc/hosts and /etc/resolv.conf, and the host's root at /host. torchrun in the chroot starts the
 # tinynet binaries built on the host through `tinynet-host-exec BINARY ARGS`, which is
 # `chroot /host BINARY ARGS`: the binary then runs with the host's own libraries, under
 # the same pid torchrun started (so its signals and exit codes reach torchrun), and shares
@@ -30,6 +30,10 @@ exec unshare --mount --propagation private -- bash -c '
   set -e
   mount -t proc proc "$TRIXIE_DIR/proc"
   mount --rbind /dev "$TRIXIE_DIR/dev"
+  # The host'"'"'s name must resolve in here too: --standalone gives it to the workers.
+  for f in /etc/hosts /etc/resolv.conf; do
+    [ -f "$f" ] && touch "$TRIXIE_DIR$f" && mount --bind "$f" "$TRIXIE_DIR$f"
+  done
   mkdir -p "$TRIXIE_DIR/host"
   mount --rbind / "$TRIXIE_DIR/host"
   exec chroot "$TRIXIE_DIR" "$@"' trixie_run "$@"
