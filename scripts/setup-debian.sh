@@ -17,6 +17,8 @@ packages=(
   libgloo-dev iproute2
   # torchrun and PyTorch's TCPStore, which the data-parallel tests launch and talk to.
   python3-torch
+  # makes the Debian 13 chroot with torchrun 2.6 (scripts/make-trixie-chroot.sh)
+  debootstrap
 )
 
 [[ "${1:-}" == "--bench" ]] && packages+=(python3-numpy libopenblas0-pthread)
