@@ -37,11 +37,15 @@ enum class IdxType : std::uint8_t { u8 = 0x08, i8 = 0x09, i16 = 0x0B, i32 = 0x0C
 constexpr std::size_t idx_element_size(IdxType t) {
   switch (t) {
     case IdxType::u8:
-    case IdxType::i8: return 1;
-    case IdxType::i16: return 2;
+    case IdxType::i8:
+      return 1;
+    case IdxType::i16:
+      return 2;
     case IdxType::i32:
-    case IdxType::f32: return 4;
-    case IdxType::f64: return 8;
+    case IdxType::f32:
+      return 4;
+    case IdxType::f64:
+      return 8;
   }
   return 0;
 }
@@ -50,12 +54,24 @@ constexpr std::size_t idx_element_size(IdxType t) {
 inline std::string idx_type_name(IdxType t) {
   const char* name = "unknown";
   switch (t) {
-    case IdxType::u8: name = "u8"; break;
-    case IdxType::i8: name = "i8"; break;
-    case IdxType::i16: name = "i16"; break;
-    case IdxType::i32: name = "i32"; break;
-    case IdxType::f32: name = "f32"; break;
-    case IdxType::f64: name = "f64"; break;
+    case IdxType::u8:
+      name = "u8";
+      break;
+    case IdxType::i8:
+      name = "i8";
+      break;
+    case IdxType::i16:
+      name = "i16";
+      break;
+    case IdxType::i32:
+      name = "i32";
+      break;
+    case IdxType::f32:
+      name = "f32";
+      break;
+    case IdxType::f64:
+      name = "f64";
+      break;
   }
   char hex[8];
   std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned>(t));
@@ -103,12 +119,18 @@ struct IdxArray {
   template <typename T>
   bool type_matches() const {
     switch (type) {
-      case IdxType::u8: return std::is_same_v<T, std::uint8_t>;
-      case IdxType::i8: return std::is_same_v<T, std::int8_t>;
-      case IdxType::i16: return std::is_same_v<T, std::int16_t>;
-      case IdxType::i32: return std::is_same_v<T, std::int32_t>;
-      case IdxType::f32: return std::is_same_v<T, float>;
-      case IdxType::f64: return std::is_same_v<T, double>;
+      case IdxType::u8:
+        return std::is_same_v<T, std::uint8_t>;
+      case IdxType::i8:
+        return std::is_same_v<T, std::int8_t>;
+      case IdxType::i16:
+        return std::is_same_v<T, std::int16_t>;
+      case IdxType::i32:
+        return std::is_same_v<T, std::int32_t>;
+      case IdxType::f32:
+        return std::is_same_v<T, float>;
+      case IdxType::f64:
+        return std::is_same_v<T, double>;
     }
     return false;
   }
@@ -164,7 +186,10 @@ inline IdxArray read_idx(const std::filesystem::path& path, const IdxSpec& spec 
   unsigned char head[16] = {};
   const std::size_t head_len = in.read(head, sizeof head);
   std::size_t head_used = 0;
-  const auto take = [&](unsigned char* dst, std::size_t n) {
+  const auto take = [&](unsigned char* dst, std::size_t n) -> std::size_t {
+    // An empty payload (an extent of 0) has no buffer: dst may be null, which memcpy may
+    // not be given even for 0 bytes (found by tests/fuzz/fuzz_idx.cpp under UBSan).
+    if (n == 0) return 0;
     const std::size_t from_head = std::min(n, head_len - head_used);
     std::memcpy(dst, head + head_used, from_head);
     head_used += from_head;
@@ -172,32 +197,32 @@ inline IdxArray read_idx(const std::filesystem::path& path, const IdxSpec& spec 
   };
   TINYNET_CHECK(FormatError, head_len > 0, where, ": the ", in.compressed() ? "content" : "file", " is empty");
   TINYNET_CHECK(FormatError, !detail::looks_like_html(head, head_len), where,
-                ": this is a web page, not IDX data (it starts with \"",
-                detail::printable_prefix(head, head_len), "...\"): the download saved an error page");
+                ": this is a web page, not IDX data (it starts with \"", detail::printable_prefix(head, head_len),
+                "...\"): the download saved an error page");
   TINYNET_CHECK(FormatError, !(head_len >= 2 && head[0] == 0x1F && head[1] == 0x8B), where,
                 ": the decompressed content is gzip-compressed again (a .gz inside a .gz): "
                 "decompress it once more (gunzip) or download it again");
   TINYNET_CHECK(FormatError, head_len >= 4, where, ": only ", head_len,
                 " bytes, too short for the 4-byte IDX magic (a truncated download?)");
-  TINYNET_CHECK(FormatError, head[0] == 0 && head[1] == 0, where, ": bad magic number ",
-                detail::hex_bytes(head, 4), ": an IDX file starts with 00 00 <type> <ndims>");
+  TINYNET_CHECK(FormatError, head[0] == 0 && head[1] == 0, where, ": bad magic number ", detail::hex_bytes(head, 4),
+                ": an IDX file starts with 00 00 <type> <ndims>");
 
   const auto type = static_cast<IdxType>(head[2]);
   TINYNET_CHECK(FormatError, idx_element_size(type) != 0, where, ": unknown element type byte ",
                 detail::hex_bytes(head + 2, 1), " in magic ", detail::hex_bytes(head, 4),
                 " (IDX types: 08 u8, 09 i8, 0b i16, 0c i32, 0d f32, 0e f64)");
-  TINYNET_CHECK(FormatError, !spec.type || *spec.type == type, where, ": element type is ",
-                idx_type_name(type), ", expected ", idx_type_name(spec.type.value_or(type)));
+  TINYNET_CHECK(FormatError, !spec.type || *spec.type == type, where, ": element type is ", idx_type_name(type),
+                ", expected ", idx_type_name(spec.type.value_or(type)));
   const int rank = head[3];
   head_used = 4;
-  TINYNET_CHECK(FormatError, rank > 0, where, ": the header gives 0 dimensions (magic ",
-                detail::hex_bytes(head, 4), ")");
+  TINYNET_CHECK(FormatError, rank > 0, where, ": the header gives 0 dimensions (magic ", detail::hex_bytes(head, 4),
+                ")");
 
   // Dims: at most 255 * 4 bytes, so reading them allocates nothing worth checking.
   std::vector<unsigned char> dim_bytes(static_cast<std::size_t>(rank) * 4);
   const std::size_t dims_len = take(dim_bytes.data(), dim_bytes.size());
-  TINYNET_CHECK(FormatError, dims_len == dim_bytes.size(), where, ": the header is cut short: rank ", rank,
-                " needs ", dim_bytes.size(), " bytes of dimensions, the file has ", dims_len);
+  TINYNET_CHECK(FormatError, dims_len == dim_bytes.size(), where, ": the header is cut short: rank ", rank, " needs ",
+                dim_bytes.size(), " bytes of dimensions, the file has ", dims_len);
   IdxArray out;
   out.type = type;
   for (int d = 0; d < rank; ++d) {
@@ -208,12 +233,12 @@ inline IdxArray read_idx(const std::filesystem::path& path, const IdxSpec& spec 
   TINYNET_CHECK(FormatError, spec.rank == 0 || spec.rank == rank, where, ": rank ", rank, " (dims ",
                 detail::dims_str(out.dims), "), expected rank ", spec.rank);
   if (!spec.dims.empty()) {
-    TINYNET_CHECK(FormatError, spec.dims.size() == out.dims.size(), where, ": dims ",
-                  detail::dims_str(out.dims), ", expected ", detail::dims_str(spec.dims));
+    TINYNET_CHECK(FormatError, spec.dims.size() == out.dims.size(), where, ": dims ", detail::dims_str(out.dims),
+                  ", expected ", detail::dims_str(spec.dims));
     for (std::size_t d = 0; d < spec.dims.size(); ++d)
-      TINYNET_CHECK(FormatError, spec.dims[d] < 0 || spec.dims[d] == out.dims[d], where, ": dimension ", d,
-                    " is ", out.dims[d], ", expected ", spec.dims[d], " (dims ", detail::dims_str(out.dims),
-                    ", expected ", detail::dims_str(spec.dims), ")");
+      TINYNET_CHECK(FormatError, spec.dims[d] < 0 || spec.dims[d] == out.dims[d], where, ": dimension ", d, " is ",
+                    out.dims[d], ", expected ", spec.dims[d], " (dims ", detail::dims_str(out.dims), ", expected ",
+                    detail::dims_str(spec.dims), ")");
   }
 
   // Payload size, overflow-safe: stop as soon as the product passes what any file could hold.
@@ -228,12 +253,11 @@ inline IdxArray read_idx(const std::filesystem::path& path, const IdxSpec& spec 
   const std::uint64_t header = 4 + 4 * static_cast<std::uint64_t>(rank);
   if (!in.compressed()) {
     const std::uint64_t have = in.file_size() >= header ? in.file_size() - header : 0;
-    TINYNET_CHECK(FormatError, have >= payload, where, ": truncated: the header promises ", payload,
-                  " data bytes (", shape, ") but the file holds only ", have, " after its ", header,
+    TINYNET_CHECK(FormatError, have >= payload, where, ": truncated: the header promises ", payload, " data bytes (",
+                  shape, ") but the file holds only ", have, " after its ", header,
                   "-byte header (a partial download?)");
-    TINYNET_CHECK(FormatError, have <= payload, where, ": ", have - payload,
-                  " extra byte(s) after the ", payload, " data bytes the header promises (", shape,
-                  "): trailing data or a wrong header");
+    TINYNET_CHECK(FormatError, have <= payload, where, ": ", have - payload, " extra byte(s) after the ", payload,
+                  " data bytes the header promises (", shape, "): trailing data or a wrong header");
   } else {
     const std::uint64_t most = in.file_size() * detail::kMaxDeflateRatio;
     TINYNET_CHECK(FormatError, payload <= most, where, ": the header promises ", payload, " data bytes (", shape,
@@ -243,8 +267,8 @@ inline IdxArray read_idx(const std::filesystem::path& path, const IdxSpec& spec 
 
   out.bytes.resize(static_cast<std::size_t>(payload));
   const std::size_t got = take(out.bytes.data(), out.bytes.size());
-  TINYNET_CHECK(FormatError, got == payload, where, ": truncated: the content ends after ", got, " of the ",
-                payload, " data bytes the header promises (", shape, ")");
+  TINYNET_CHECK(FormatError, got == payload, where, ": truncated: the content ends after ", got, " of the ", payload,
+                " data bytes the header promises (", shape, ")");
   unsigned char extra[1];
   TINYNET_CHECK(FormatError, take(extra, 1) == 0, where, ": the content goes on past the ", payload,
                 " data bytes the header promises (", shape, "): trailing data or a wrong header");
