@@ -268,6 +268,43 @@ def kill_and_resume(mnist, data, work):
     print(f"killed in epoch 2, exit {codes}; resumed run accuracy {got} == uninterrupted {expected}")
 
 
+def soak_sigstop(mnist, data, work):
+    """Soak: 2 ranks train 3 epochs while rank 1 is stopped (SIGSTOP) for 6 s out of every
+    10 s, always continued well within --dist-timeout, for at least 5 minutes; the job must
+    end exactly as an undisturbed run does: the same saved model, byte for byte."""
+    common = [mnist, "--data-dir", data, "--epochs", "3", "--log-interval", "100", "--dist-timeout", "60",
+              "--save-model"]
+    env = {"OMP_NUM_THREADS": "1"}
+    plain_model, soaked_model = os.path.join(work, "undisturbed.tnet"), os.path.join(work, "soaked.tnet")
+    start = time.monotonic()
+    plain = launch(common + ["--model-path", plain_model], 2, free_port(), extra_env=env)
+    codes = finish(plain, 1200)
+    expect(codes == [0, 0], f"undisturbed run: exit codes {codes}", plain)
+    plain_s = time.monotonic() - start
+
+    start = time.monotonic()
+    soaked = launch(common + ["--model-path", soaked_model], 2, free_port(), extra_env=env)
+    stops = 0
+    while soaked[0].proc.poll() is None and soaked[1].proc.poll() is None:
+        if time.monotonic() - start > 3000:
+            break
+        time.sleep(4)
+        os.kill(soaked[1].proc.pid, signal.SIGSTOP)
+        stops += 1
+        time.sleep(6)
+        os.kill(soaked[1].proc.pid, signal.SIGCONT)
+    codes = finish(soaked, 1200)
+    soaked_s = time.monotonic() - start
+    expect(codes == [0, 0], f"soaked run: exit codes {codes} after {stops} stops", soaked)
+    with open(plain_model, "rb") as a, open(soaked_model, "rb") as b:
+        same = a.read() == b.read()
+    print(f"undisturbed: {plain_s:.0f} s; soaked: {soaked_s:.0f} s with rank 1 stopped {stops} times for 6 s; "
+          f"models {'identical' if same else 'DIFFERENT'}; accuracy {accuracy(soaked[0].out)} vs "
+          f"{accuracy(plain[0].out)}")
+    expect(same, "the soaked run's model differs from the undisturbed run's", soaked)
+    expect(soaked_s >= 300, f"the soaked run lasted {soaked_s:.0f} s, less than the 5 minutes a soak needs", soaked)
+
+
 def accuracy_vs_single(mnist, data, work):
     """One full epoch: 2 ranks x 1 thread against 1 process x 2 threads, same settings."""
     single = Rank([mnist, "--data-dir", data, "--epochs", "1", "--threads", "2", "--log-interval", "100"],
@@ -345,7 +382,8 @@ def main():
      "nccl-cpu-build": nccl_cpu_build, "nccl-gpus": nccl_gpus,
      "torchrun26-standalone": lambda *a: torchrun26_runs(*a, static=False),
      "torchrun26-static": lambda *a: torchrun26_runs(*a, static=True),
-     "torchrun26-killed-rank": torchrun26_killed_rank, "torchrun26-restart": torchrun26_restart}[scenario](mnist, data,
+     "torchrun26-killed-rank": torchrun26_killed_rank, "torchrun26-restart": torchrun26_restart,
+     "soak-sigstop": soak_sigstop}[scenario](mnist, data,
                                                                                                          work)
     print("OK")
 
