@@ -3,8 +3,10 @@
 /// The wire format of the TCP store: PyTorch's c10d TCPStore protocol in the two dialects
 /// torchrun speaks today, so a tinynet rank can use the store torchrun's agent hosts and
 /// tinynet's server can serve PyTorch clients. Written from PyTorch's sources
-/// (torch/csrc/distributed/c10d/TCPStore.cpp, TCPStoreBackend.cpp/.hpp at v1.13 and v2.6)
-/// and checked against the real 1.13 and 2.6 on the wire (tests/dist/torch_store.py).
+/// (torch/csrc/distributed/c10d/TCPStore.cpp, TCPStoreBackend.cpp/.hpp,
+/// TCPStoreLibUvBackend.cpp) and checked byte for byte against the real torch 1.13 and 2.6
+/// on loopback (tests/dist/test_store_protocol.cpp holds the captured bytes; run_ranks.py's
+/// torch-store and torch26-store scenarios talk to both).
 ///
 /// Both dialects: a request is one command byte, then arguments: strings and byte vectors
 /// as a uint64 length (host byte order) followed by the bytes; integers as raw int64; key
