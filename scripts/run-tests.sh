@@ -14,3 +14,5 @@ if ! command -v nvcc > /dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export
 cmake --preset release
 cmake --build --preset release
 ctest --preset release -j "$(nproc)"
+# AddressSanitizer + UBSan over the unit tests, ThreadSanitizer over the threaded parts.
+bash scripts/run-sanitizers.sh
