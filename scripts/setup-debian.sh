@@ -19,6 +19,8 @@ packages=(
   python3-torch
   # makes the Debian 13 chroot with torchrun 2.6 (scripts/make-trixie-chroot.sh)
   debootstrap
+  # clang with libFuzzer and the sanitizer runtimes: the fuzz tests (tests/fuzz, tests/io)
+  clang-14 libclang-rt-14-dev
 )
 
 [[ "${1:-}" == "--bench" ]] && packages+=(python3-numpy libopenblas0-pthread)

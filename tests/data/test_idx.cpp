@@ -58,6 +58,23 @@ TEST_CASE("idx: multi-byte elements are decoded from big-endian", "[idx]") {
   CHECK_THROWS_AS(a.values<std::uint8_t>(), tinynet::TypeError);
 }
 
+TEST_CASE("idx: an extent of 0 reads as an empty array, raw and gzip", "[idx]") {
+  // Regression (fuzz.idx, UBSan): the empty payload was read through memcpy into the null
+  // data() of an empty vector. tests/fuzz/seeds/idx/zero-extent-* is the fuzzer's input.
+  TempDir dir;
+  const Bytes empty = idx_u8({0, 28, 28});
+  write_file(dir / "empty", empty);
+  write_file(dir / "empty.gz", gzip(empty));
+  for (const char* name : {"empty", "empty.gz"}) {
+    INFO(name);
+    const IdxArray a = read_idx(dir / name, {.type = IdxType::u8, .rank = 3});
+    CHECK(a.dims == std::vector<std::int64_t>{0, 28, 28});
+    CHECK(a.numel() == 0);
+    CHECK(a.bytes.empty());
+  }
+  check_rejected(dir, "empty-plus-one", concat(empty, {7}), {"1 extra byte(s) after the 0 data bytes"});
+}
+
 TEST_CASE("idx: concatenated gzip members are one stream", "[idx]") {
   TempDir dir;
   const Bytes file = idx_u8({100});

@@ -11,16 +11,15 @@
 // Flags after the mode: --timeout SECONDS (default 20), --init METHOD (default env://). Errors exit with the MNIST
 // example's exit codes (exit_codes.hpp), so the tests check that mapping too.
 
-#include <tinynet/dist/dist.hpp>
-#include <tinynet/optim/sgd.hpp>
-#include <tinynet/tinynet.hpp>
-
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
+#include <tinynet/dist/dist.hpp>
+#include <tinynet/optim/sgd.hpp>
+#include <tinynet/tinynet.hpp>
 #include <vector>
 
 #include "exit_codes.hpp"
@@ -82,7 +81,8 @@ void collective_sum_avg(ProcessGroup& pg, std::int64_t n) {
   const int w = pg.size(), r = pg.rank();
   const DType dt = dtype_of<T>();
   Tensor s = empty({n}, {dt}), a = empty({n}, {dt});
-  for (std::int64_t i = 0; i < n; ++i) s.data<T>()[i] = a.data<T>()[i] = static_cast<T>(r + 1) + static_cast<T>(i % 13) * T(0.25);
+  for (std::int64_t i = 0; i < n; ++i)
+    s.data<T>()[i] = a.data<T>()[i] = static_cast<T>(r + 1) + static_cast<T>(i % 13) * T(0.25);
   const auto t0 = std::chrono::steady_clock::now();
   pg.allreduce(s, ReduceOp::sum);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -91,11 +91,11 @@ void collective_sum_avg(ProcessGroup& pg, std::int64_t n) {
     // Every term is a multiple of 1/4 far below 2^20: the sums are exact in any order.
     const T sum = static_cast<T>(w * (w + 1) / 2) + static_cast<T>(w) * static_cast<T>(i % 13) * T(0.25);
     if (s.data<T>()[i] != sum) fail("sum of " + std::to_string(n) + " at " + std::to_string(i));
-    if (std::is_floating_point_v<T> && a.data<T>()[i] != sum / static_cast<T>(w)) fail("avg of " + std::to_string(n) + " at " + std::to_string(i));
+    if (std::is_floating_point_v<T> && a.data<T>()[i] != sum / static_cast<T>(w))
+      fail("avg of " + std::to_string(n) + " at " + std::to_string(i));
   }
   const std::uint64_t avg_hash = std::is_floating_point_v<T> ? bytes_hash(a.raw_data(), a.nbytes()) : 0;
-  check_identical(pg, bytes_hash(s.raw_data(), s.nbytes(), avg_hash),
-                  "all-reduce result of " + std::to_string(n));
+  check_identical(pg, bytes_hash(s.raw_data(), s.nbytes(), avg_hash), "all-reduce result of " + std::to_string(n));
   std::printf("allreduce %s n=%" PRId64 " ok (%.2f ms)\n", dtype_name(dt), n, ms);
 }
 
@@ -126,7 +126,8 @@ Tensor rows(const Tensor& x, std::int64_t first, std::int64_t count) {
   std::vector<std::int64_t> dims;
   for (int d = 0; d < s.rank(); ++d) dims.push_back(d == 0 ? count : s[d]);
   Tensor out = empty(Shape(dims), x.options());
-  std::memcpy(out.raw_data(), static_cast<const char*>(x.raw_data()) + first * row * static_cast<std::int64_t>(element_size(x.dtype())),
+  std::memcpy(out.raw_data(),
+              static_cast<const char*>(x.raw_data()) + first * row * static_cast<std::int64_t>(element_size(x.dtype())),
               out.nbytes());
   return out;
 }
@@ -136,10 +137,11 @@ template <class Model, class Reference>
 double max_param_diff(Model& model, Reference& reference) {
   double max_diff = 0;
   for (const auto& [name, p] : model.named_parameters()) {
-    const Tensor& q = reference.state_dict().at(name);
+    const Tensor q = reference.state_dict().at(name);
     const auto* a = static_cast<const float*>(p.raw_data());
     const auto* b = static_cast<const float*>(q.raw_data());
-    for (std::int64_t i = 0; i < p.numel(); ++i) max_diff = std::max(max_diff, std::abs(static_cast<double>(a[i]) - b[i]));
+    for (std::int64_t i = 0; i < p.numel(); ++i)
+      max_diff = std::max(max_diff, std::abs(static_cast<double>(a[i]) - b[i]));
   }
   return max_diff;
 }
@@ -167,8 +169,9 @@ int ddp_vs_single(const std::shared_ptr<ProcessGroup>& pg, int steps, std::int64
   dist::DistributedDataParallel ddp(model, pg, {.bucket_cap_mb = cap_mb, .first_bucket_cap_mb = cap_mb});
   std::printf("buckets: %zu\n", ddp.bucket_names().size());
   for (const auto& [name, p] : model.named_parameters()) {
-    const Tensor& q = reference.state_dict().at(name);
-    if (std::memcmp(p.raw_data(), q.raw_data(), p.nbytes()) != 0) fail("rank 0's parameters were not broadcast: " + name);
+    const Tensor q = reference.state_dict().at(name);
+    if (std::memcmp(p.raw_data(), q.raw_data(), p.nbytes()) != 0)
+      fail("rank 0's parameters were not broadcast: " + name);
   }
 
   optim::SGD opt(model.parameters(), {.lr = 0.05, .momentum = 0.9});
@@ -244,7 +247,8 @@ int no_sync_vs_single(const std::shared_ptr<ProcessGroup>& pg, int steps, std::i
   const double max_diff = max_param_diff(model, reference);
   std::printf("max |ddp with no_sync - single| = %.3g after %d steps of %d micro-batches\n", max_diff, steps, k);
   // The tolerance of ddp_vs_single: summation order only.
-  if (max_diff > 1e-5) fail("accumulated DDP parameters differ from the single-process run by " + std::to_string(max_diff));
+  if (max_diff > 1e-5)
+    fail("accumulated DDP parameters differ from the single-process run by " + std::to_string(max_diff));
   std::printf("no_sync OK on rank %d of %d\n", r, w);
   return 0;
 }
@@ -338,7 +342,8 @@ int unused_vs_single(const std::shared_ptr<ProcessGroup>& pg, int steps, std::in
   }
   const double max_diff = max_param_diff(model, reference);
   std::printf("max |ddp - single| = %.3g after %d steps, spare head used on rank 0 only\n", max_diff, steps);
-  if (max_diff > 1e-5) fail("DDP with unused parameters differs from the single-process run by " + std::to_string(max_diff));
+  if (max_diff > 1e-5)
+    fail("DDP with unused parameters differs from the single-process run by " + std::to_string(max_diff));
   check_identical(*pg, params_hash(model), "parameters after training");
   std::printf("unused OK on rank %d of %d\n", r, w);
   return 0;
@@ -382,8 +387,10 @@ int run(int argc, char** argv) {
       ++i;
       continue;
     }
-    if (args[i] == "--timeout") timeout_s = std::stod(args[i + 1]);
-    else init = args[i + 1];
+    if (args[i] == "--timeout")
+      timeout_s = std::stod(args[i + 1]);
+    else
+      init = args[i + 1];
     args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
   }
   set_num_threads(1);
@@ -392,8 +399,8 @@ int run(int argc, char** argv) {
     if (i >= args.size()) throw ValueError("dist_worker " + mode + ": missing argument " + std::to_string(i));
     return args[i];
   };
-  auto pg = dist::init_process_group("gloo", init,
-                                     std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000)));
+  auto pg =
+      dist::init_process_group("gloo", init, std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000)));
   if (mode == "collectives") return collectives(*pg);
   if (mode == "ddp") {
     const int steps = std::stoi(arg(1));

@@ -81,7 +81,141 @@ def torchrun(mnist, data, work, static):
                f"rank {r}'s thread line missing", [p])
     if static:
         expect("address already in use" not in both.lower(), "a rank tried to bind torchrun's port", [p])
+        expect(both.count("(PyTorch 1.13 TCPStore protocol)") == 2, "the ranks did not speak 1.13's dialect", [p])
     print(both)
+
+
+TRIXIE_RUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "trixie_run.sh")
+
+
+def torchrun26(how, mnist, args):
+    """torchrun 2.6 (Debian 13's python3-torch, in the chroot trixie_run.sh enters), with the
+    hyphenated flags its users type; each rank runs the host's binary (tinynet-host-exec)."""
+    return Rank(["bash", TRIXIE_RUN, "torchrun"] + how + ["--nproc-per-node", "2", "--no-python", "tinynet-host-exec",
+                                                          mnist] + args, launcher_env())
+
+
+def need_torchrun26():
+    check = subprocess.run(["bash", TRIXIE_RUN, "--check"], capture_output=True, text=True)
+    if check.returncode != 0:
+        print(check.stdout + check.stderr, flush=True)
+        sys.exit(77)
+
+
+def launcher_env():
+    env = dict(os.environ)
+    for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK", "OMP_NUM_THREADS"):
+        env.pop(k, None)
+    return env
+
+
+def static_rendezvous(port):
+    """What Kubeflow's TrainJob runs: one node of a static rendezvous on a fixed address."""
+    return ["--nnodes", "1", "--node-rank", "0", "--master-addr", "127.0.0.1", "--master-port", str(port)]
+
+
+def ranks_of(mnist, marker):
+    """{pid: environment} of the running tinynet ranks whose arguments include `marker`."""
+    found = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().split(b"\0")
+            if cmd[0] != mnist.encode() or marker.encode() not in cmd:
+                continue
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                found[int(pid)] = dict(kv.decode().split("=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+        except OSError:
+            continue
+    return found
+
+
+def kill_rank(mnist, marker, rank, attempt):
+    pids = [pid for pid, env in ranks_of(mnist, marker).items()
+            if env.get("RANK") == str(rank) and env.get("TORCHELASTIC_RESTART_COUNT") == str(attempt)]
+    if len(pids) != 1:
+        fail(f"found {len(pids)} processes for rank {rank} of attempt {attempt}, expected 1")
+    os.kill(pids[0], signal.SIGKILL)
+    return pids[0]
+
+
+def finish_torchrun(p, limit):
+    try:
+        return p.wait(time.monotonic() + limit)
+    except subprocess.TimeoutExpired:
+        dump([p])
+        fail(f"torchrun did not finish within {limit} s")
+
+
+def torchrun26_runs(mnist, data, work, static):
+    """torchrun 2.6, --standalone or static rendezvous: its agent hosts the store (2.6 shares
+    it with the workers in both modes) and the ranks join it in the 2.x dialect."""
+    need_torchrun26()
+    port = free_port()
+    how = static_rendezvous(port) if static else ["--standalone"]
+    p = torchrun26(how, mnist, ["--data-dir", data, "--epochs", "1", "--limit-train-batches", "20", "--log-interval",
+                                "10", "--dist-timeout", "120"])
+    code = finish_torchrun(p, 300)
+    expect(code == 0, f"torchrun exited {code}", [p])
+    both = p.out + p.err
+    expect(both.count("accuracy=") == 1 and accuracy(p.out) > 0.5, "not exactly one accuracy line (rank 0's)", [p])
+    where = f"127.0.0.1:{port}" if static else "localhost:"
+    for r in range(2):
+        expect(f"rank {r}: joined the launcher's store at {where}" in both, f"rank {r} did not join torchrun's store", [p])
+        expect(f"rank {r} of 2: tinynet mnist: model net, optimizer adadelta, 1 threads (OMP_NUM_THREADS)" in both,
+               f"rank {r}'s thread line missing", [p])
+    expect(both.count("(PyTorch 2.x TCPStore protocol)") == 2, "the ranks did not speak the 2.x dialect", [p])
+    expect("address already in use" not in both.lower(), "a rank tried to bind torchrun's port", [p])
+    print(both)
+
+
+def torchrun26_killed_rank(mnist, data, work):
+    """A rank killed under torchrun 2.6 without restarts: torchrun stops the other rank and
+    fails, naming the killed rank, well within the deadline."""
+    need_torchrun26()
+    marker = os.path.join(work, "ckpt-killed")
+    shutil.rmtree(marker, ignore_errors=True)
+    p = torchrun26(static_rendezvous(free_port()) + ["--max-restarts", "0"], mnist,
+                   ["--data-dir", data, "--epochs", "2", "--limit-train-batches", "40", "--log-interval", "1",
+                    "--dist-timeout", "30", "--checkpoint-dir", marker])
+    wait_for_line(p, "Epoch: 1 ( 25.0%)", 200)
+    kill_rank(mnist, marker, 1, 0)
+    code = finish_torchrun(p, 120)
+    both = p.out + p.err
+    expect(code != 0, "torchrun succeeded although a rank was killed", [p])
+    expect("rank      : 1 (local_rank: 1)" in both and "Signal 9 (SIGKILL)" in both,
+           "torchrun's failure report does not name rank 1 and SIGKILL", [p])
+    expect(not ranks_of(mnist, marker), "a rank outlived torchrun", [p])
+    print(f"torchrun exited {code}:\n" + both[-2000:])
+
+
+def torchrun26_restart(mnist, data, work):
+    """torchrun 2.6 --max-restarts 1: rank 1 killed in epoch 2, torchrun restarts both ranks
+    (TORCHELASTIC_RESTART_COUNT=1, a fresh key prefix in its store), they resume from rank 0's
+    epoch-1 checkpoint and end with exactly the accuracy of an uninterrupted run."""
+    need_torchrun26()
+    common = ["--data-dir", data, "--epochs", "2", "--limit-train-batches", "40", "--log-interval", "1",
+              "--dist-timeout", "30"]
+    whole = launch([mnist] + common, 2, free_port(), extra_env={"OMP_NUM_THREADS": "1"})
+    codes = finish(whole, 300)
+    expect(codes == [0, 0], f"uninterrupted run: exit codes {codes}", whole)
+    expected = accuracy(whole[0].out)
+
+    ckpt = os.path.join(work, "ckpt-restart")
+    shutil.rmtree(ckpt, ignore_errors=True)
+    p = torchrun26(static_rendezvous(free_port()) + ["--max-restarts", "1"], mnist,
+                   common + ["--checkpoint-dir", ckpt, "--resume"])
+    wait_for_line(p, "Epoch: 2 ( 25.0%)", 200)
+    expect(os.path.exists(os.path.join(ckpt, "checkpoint.tnet")), "no checkpoint after epoch 1", [p])
+    kill_rank(mnist, ckpt, 1, 0)
+    code = finish_torchrun(p, 300)
+    both = p.out + p.err
+    expect(code == 0, f"torchrun exited {code} after its restart", [p])
+    expect("Resumed from" in both, "the restarted ranks did not resume from the checkpoint", [p])
+    got = accuracy(p.out)
+    expect(got == expected, f"restarted run ends at accuracy {got}, uninterrupted run at {expected}", [p])
+    print(f"rank 1 killed in epoch 2; torchrun restarted the job, which resumed: accuracy {got} == uninterrupted "
+          f"{expected}")
 
 
 def kubeflow(mnist, data, work):
@@ -132,6 +266,43 @@ def kill_and_resume(mnist, data, work):
     got = accuracy(again[0].out)
     expect(got == expected, f"resumed run ends at accuracy {got}, uninterrupted run at {expected}", again)
     print(f"killed in epoch 2, exit {codes}; resumed run accuracy {got} == uninterrupted {expected}")
+
+
+def soak_sigstop(mnist, data, work):
+    """Soak: 2 ranks train 3 epochs while rank 1 is stopped (SIGSTOP) for 6 s out of every
+    10 s, always continued well within --dist-timeout, for at least 5 minutes; the job must
+    end exactly as an undisturbed run does: the same saved model, byte for byte."""
+    common = [mnist, "--data-dir", data, "--epochs", "3", "--log-interval", "100", "--dist-timeout", "60",
+              "--save-model"]
+    env = {"OMP_NUM_THREADS": "1"}
+    plain_model, soaked_model = os.path.join(work, "undisturbed.tnet"), os.path.join(work, "soaked.tnet")
+    start = time.monotonic()
+    plain = launch(common + ["--model-path", plain_model], 2, free_port(), extra_env=env)
+    codes = finish(plain, 1200)
+    expect(codes == [0, 0], f"undisturbed run: exit codes {codes}", plain)
+    plain_s = time.monotonic() - start
+
+    start = time.monotonic()
+    soaked = launch(common + ["--model-path", soaked_model], 2, free_port(), extra_env=env)
+    stops = 0
+    while soaked[0].proc.poll() is None and soaked[1].proc.poll() is None:
+        if time.monotonic() - start > 3000:
+            break
+        time.sleep(4)
+        os.kill(soaked[1].proc.pid, signal.SIGSTOP)
+        stops += 1
+        time.sleep(6)
+        os.kill(soaked[1].proc.pid, signal.SIGCONT)
+    codes = finish(soaked, 1200)
+    soaked_s = time.monotonic() - start
+    expect(codes == [0, 0], f"soaked run: exit codes {codes} after {stops} stops", soaked)
+    with open(plain_model, "rb") as a, open(soaked_model, "rb") as b:
+        same = a.read() == b.read()
+    print(f"undisturbed: {plain_s:.0f} s; soaked: {soaked_s:.0f} s with rank 1 stopped {stops} times for 6 s; "
+          f"models {'identical' if same else 'DIFFERENT'}; accuracy {accuracy(soaked[0].out)} vs "
+          f"{accuracy(plain[0].out)}")
+    expect(same, "the soaked run's model differs from the undisturbed run's", soaked)
+    expect(soaked_s >= 300, f"the soaked run lasted {soaked_s:.0f} s, less than the 5 minutes a soak needs", soaked)
 
 
 def accuracy_vs_single(mnist, data, work):
@@ -208,7 +379,12 @@ def main():
     {"by-hand": by_hand, "torchrun-standalone": lambda *a: torchrun(*a, static=False),
      "torchrun-static": lambda *a: torchrun(*a, static=True), "kubeflow": kubeflow,
      "kill-and-resume": kill_and_resume, "accuracy": accuracy_vs_single, "nccl-no-gpu": nccl_no_gpu,
-     "nccl-cpu-build": nccl_cpu_build, "nccl-gpus": nccl_gpus}[scenario](mnist, data, work)
+     "nccl-cpu-build": nccl_cpu_build, "nccl-gpus": nccl_gpus,
+     "torchrun26-standalone": lambda *a: torchrun26_runs(*a, static=False),
+     "torchrun26-static": lambda *a: torchrun26_runs(*a, static=True),
+     "torchrun26-killed-rank": torchrun26_killed_rank, "torchrun26-restart": torchrun26_restart,
+     "soak-sigstop": soak_sigstop}[scenario](mnist, data,
+                                                                                                         work)
     print("OK")
 
 

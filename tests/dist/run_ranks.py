@@ -274,6 +274,53 @@ def torch_store(worker):
     print("torch 1.13 TCPStore: tinynet ranks joined through its server; its client used tinynet's server")
 
 
+def torch26_store(worker):
+    """The same both ways with PyTorch 2.6's TCPStore (its classic server: Debian's build has
+    no libuv), from the trixie chroot (trixie_run.sh; skipped with the reason without it):
+    here the ranks must speak the 2.x dialect, and tinynet's server must serve a 2.x client."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    trixie = ["bash", os.path.join(here, "trixie_run.sh")]
+    check = subprocess.run(trixie + ["--check"], capture_output=True, text=True)
+    if check.returncode != 0:
+        print(check.stdout + check.stderr, flush=True)
+        sys.exit(77)
+    peer = ["python3", "/host" + os.path.join(here, "torch_store_peer.py")]
+    key = "worker/attempt_3/tinynet/world_size/1"
+    port = free_port()
+    server = Rank(trixie + peer + ["server", str(port), key, "30"], dict(os.environ))
+    try:
+        wait_for_line(server, "READY", 120)
+        env = {"TORCHELASTIC_USE_AGENT_STORE": "True", "TORCHELASTIC_RESTART_COUNT": "3"}
+        procs = launch([worker, "join", "--timeout", "20"], 2, port, extra_env=env)
+        codes = finish(procs, 60)
+        expect(codes == [0, 0], f"exit codes {codes} with torch 2.6's store", procs + [server])
+        for r, p in enumerate(procs):
+            expect(f"rank {r}: joined the launcher's store at 127.0.0.1:{port} (PyTorch 2.x TCPStore protocol)" in p.err,
+                   f"rank {r} did not say it joined the store in the 2.x dialect", procs + [server])
+        wait_for_line(server, f"{key}=2", 30)
+        print(server.out.strip())
+    finally:
+        server.proc.kill()
+        server.proc.wait()
+
+    # Rank 0 keeps its store up 60 s after the rendezvous: the chroot's python takes a few
+    # seconds to import torch.
+    port = free_port()
+    procs = launch([worker, "join", "60", "--timeout", "30"], 2, port)
+    wait_for_line(procs[0], "joined as rank 0", 60)
+    client = Rank(trixie + peer + ["client", str(port)], dict(os.environ))
+    code = client.wait(time.monotonic() + 120)
+    expect(code == 0 and "all commands OK" in client.out, f"torch 2.6 client exited {code}", procs + [client])
+    expect(procs[0].proc.poll() is None, "rank 0 (the store's host) ended while the torch client used it",
+           procs + [client])
+    for p in procs:  # done: no need to sit out the hold
+        p.proc.kill()
+        p.wait(time.monotonic() + 10)
+    expect("dropped connection" not in procs[0].err, "the store dropped a connection", procs + [client])
+    print(client.out.strip())
+    print("torch 2.6 TCPStore: tinynet ranks joined through its server; its client used tinynet's server")
+
+
 def file_store(worker):
     """file:// rendezvous through a directory (no MASTER_ADDR/PORT), then the same directory
     again: a stale store must be refused, not half-read."""
@@ -344,6 +391,8 @@ def main():
         hostile(worker)
     elif scenario == "torch-store":
         torch_store(worker)
+    elif scenario == "torch26-store":
+        torch26_store(worker)
     else:
         fail("unknown scenario " + scenario)
     print("OK")

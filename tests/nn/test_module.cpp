@@ -1,10 +1,8 @@
 #include <catch2/catch.hpp>
-
-#include <tinynet/io/io.hpp>
-#include <tinynet/tinynet.hpp>
-
 #include <cstring>
 #include <filesystem>
+#include <tinynet/io/io.hpp>
+#include <tinynet/tinynet.hpp>
 
 using namespace tinynet;
 using namespace tinynet::nn;
@@ -138,8 +136,8 @@ TEST_CASE("state_dict round trip and load errors name the entry", "[nn][module][
   StateDict wrong_shape;
   for (const auto& [n, t] : a.state_dict()) wrong_shape.insert(n, n == "fc1.bias" ? zeros({127}) : t);
   CHECK_THROWS_AS(b.load_state_dict(wrong_shape), ShapeError);
-  CHECK_THROWS_WITH(b.load_state_dict(wrong_shape), Catch::Contains("fc1.bias") && Catch::Contains("[127]") &&
-                                                        Catch::Contains("[128]"));
+  CHECK_THROWS_WITH(b.load_state_dict(wrong_shape),
+                    Catch::Contains("fc1.bias") && Catch::Contains("[127]") && Catch::Contains("[128]"));
 
   StateDict wrong_dtype;
   for (const auto& [n, t] : a.state_dict()) wrong_dtype.insert(n, n == "conv1.bias" ? t.to(DType::float64) : t);
@@ -156,7 +154,7 @@ TEST_CASE("free-form model: saved to a file and loaded into a fresh model", "[nn
   load(b, path);
   for (const auto& [name, t] : a.state_dict()) {
     INFO(name);
-    const Tensor& u = b.state_dict().at(name);
+    const Tensor u = b.state_dict().at(name);
     CHECK(std::memcmp(t.raw_data(), u.raw_data(), t.nbytes()) == 0);
   }
   std::filesystem::remove(path);

@@ -33,16 +33,16 @@ class StateDict {
 
   bool contains(std::string_view name) const { return index_.find(std::string(name)) != index_.end(); }
   /// The entry `name`; IndexError naming it when absent.
-  const Tensor& at(std::string_view name) const {
-    auto it = index_.find(std::string(name));
-    TINYNET_CHECK(IndexError, it != index_.end(), "state_dict: no entry named '", name, "'");
-    return entries_[it->second].second;
-  }
+  const Tensor& at(std::string_view name) const& { return entries_[position(name)].second; }
+  /// On a temporary (`model.state_dict().at(name)`) the entry is returned as a handle by
+  /// value: a reference would dangle once the dictionary is destroyed at the end of the
+  /// full expression, and `const Tensor& t = ...` would then read freed memory.
+  Tensor at(std::string_view name) const&& { return entries_[position(name)].second; }
   double scalar(std::string_view name) const { return at(name).item<double>(); }
   std::int64_t integer(std::string_view name) const {
     const Tensor& t = at(name);
     TINYNET_CHECK(TypeError, t.dtype() == DType::int64 && t.numel() == 1, "state_dict: entry '", name,
-                     "' is not an int64 scalar (", t.dtype(), " ", t.shape(), ")");
+                  "' is not an int64 scalar (", t.dtype(), " ", t.shape(), ")");
     return *t.data<std::int64_t>();
   }
 
@@ -61,10 +61,20 @@ class StateDict {
 
   std::size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
-  auto begin() const { return entries_.begin(); }
-  auto end() const { return entries_.end(); }
+  auto begin() const& { return entries_.begin(); }
+  auto end() const& { return entries_.end(); }
+  // Iterators into a temporary would dangle; a range-for over one is still fine, since
+  // it names the temporary and so calls the overloads above.
+  void begin() const&& = delete;
+  void end() const&& = delete;
 
  private:
+  std::size_t position(std::string_view name) const {
+    auto it = index_.find(std::string(name));
+    TINYNET_CHECK(IndexError, it != index_.end(), "state_dict: no entry named '", name, "'");
+    return it->second;
+  }
+
   std::vector<Entry> entries_;
   std::unordered_map<std::string, std::size_t> index_;
 };

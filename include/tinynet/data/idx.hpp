@@ -186,7 +186,10 @@ inline IdxArray read_idx(const std::filesystem::path& path, const IdxSpec& spec 
   unsigned char head[16] = {};
   const std::size_t head_len = in.read(head, sizeof head);
   std::size_t head_used = 0;
-  const auto take = [&](unsigned char* dst, std::size_t n) {
+  const auto take = [&](unsigned char* dst, std::size_t n) -> std::size_t {
+    // An empty payload (an extent of 0) has no buffer: dst may be null, which memcpy may
+    // not be given even for 0 bytes (found by tests/fuzz/fuzz_idx.cpp under UBSan).
+    if (n == 0) return 0;
     const std::size_t from_head = std::min(n, head_len - head_used);
     std::memcpy(dst, head + head_used, from_head);
     head_used += from_head;

@@ -15,6 +15,7 @@
 /// Before any collective, the ranks check that they agree: no RANK twice, the same
 /// WORLD_SIZE everywhere, everyone present within the timeout.
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -59,7 +60,8 @@ inline void rendezvous(Store& store, int rank, int world_size, Milliseconds time
   } catch (const DistTimeoutError&) {
     std::string missing;
     for (int r = 0; r < world_size; ++r)
-      if (!store.check({keys[static_cast<std::size_t>(r)]})) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+      if (!store.check({keys[static_cast<std::size_t>(r)]}))
+        missing += (missing.empty() ? "" : ", ") + std::to_string(r);
     throw DistTimeoutError(me + ": rendezvous: rank(s) " + missing + " of WORLD_SIZE=" + std::to_string(world_size) +
                            " did not join within " + std::to_string(timeout.count() / 1000) +
                            " s (are all WORLD_SIZE processes started, with the same MASTER_ADDR and MASTER_PORT?)");
@@ -99,7 +101,12 @@ inline std::shared_ptr<ProcessGroup> init_process_group(std::string_view backend
   if (use_file) {
     base = std::make_shared<FileStore>(std::string(init_method.substr(7)), timeout);
   } else if (env.use_agent_store) {
-    base = std::make_shared<TCPStore>(env.master_addr, env.master_port, timeout, me);
+    auto agent_store = std::make_shared<TCPStore>(env.master_addr, env.master_port, timeout, me);
+    // Says which launcher protocol was found: the first thing to know when a launcher
+    // upgrade breaks the job.
+    std::fprintf(stderr, "%s: joined the launcher's store at %s:%d (%s)\n", me.c_str(), env.master_addr.c_str(),
+                 env.master_port, detail::protocol_name(agent_store->protocol()));
+    base = agent_store;
     prefix = "/worker/attempt_" + std::to_string(env.restart_count) + "/tinynet";
   } else {
     std::string connect_to = env.master_addr;
@@ -119,14 +126,17 @@ inline std::shared_ptr<ProcessGroup> init_process_group(std::string_view backend
   std::shared_ptr<ProcessGroup> group;
   if (backend == "gloo") {
     GlooOptions opts{.timeout = timeout};
-    if (const auto iface = detail::env_var("GLOO_SOCKET_IFNAME"); iface && !iface->empty()) opts.interface = *iface;
-    else if (use_env) opts.hostname = detail::local_address_toward(env.master_addr);
+    if (const auto iface = detail::env_var("GLOO_SOCKET_IFNAME"); iface && !iface->empty())
+      opts.interface = *iface;
+    else if (use_env)
+      opts.hostname = detail::local_address_toward(env.master_addr);
     group = std::make_shared<GlooGroup>(store, env.rank, env.world_size, opts);
   } else {
 #ifdef TINYNET_WITH_NCCL
     group = std::make_shared<NcclGroup>(store, env.rank, env.world_size, env.local_rank, timeout);
 #else
-    throw DistConfigError(me + ": backend nccl needs a build with NCCL (TINYNET_WITH_NCCL: the CUDA toolkit and "
+    throw DistConfigError(me +
+                          ": backend nccl needs a build with NCCL (TINYNET_WITH_NCCL: the CUDA toolkit and "
                           "NCCL found at configure time); use gloo on this build");
 #endif
   }

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The sanitizer stage (scripts/run-tests.sh runs it after the Release tests):
+#  - AddressSanitizer + UBSan (preset debug-asan): unit tests. By default those of core,
+#    autograd, nn, data, metrics and dist; with --all also ops, optim and io, whose builds
+#    are most of the cost (docs/testing.md has the measurements behind the split).
+#  - ThreadSanitizer (preset tsan): the threaded parts, i.e. the store server with its clients
+#    and DDP's communication thread (dist_tests), and multi-process jobs whose ranks run the
+#    store, Gloo and DDP threads together (run_ranks.py scenarios).
+# Any report fails the stage: ASan aborts, UBSan is built with -fno-sanitize-recover, TSan
+# runs with halt_on_error.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+areas=(core autograd nn data metrics dist)
+if [[ ${1:-} == --all ]]; then
+  areas+=(ops optim io)
+elif [[ $# -gt 0 ]]; then
+  echo "usage: $0 [--all]" >&2
+  exit 2
+fi
+targets=()
+for a in "${areas[@]}"; do targets+=("${a}_tests"); done
+unit_tests="^($(
+  IFS='|'
+  echo "${areas[*]}"
+))_tests:"
+jobs=$(nproc)
+
+cmake --preset debug-asan
+cmake --build --preset debug-asan --target "${targets[@]}"
+ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --preset debug-asan -j "$jobs" -R "$unit_tests"
+
+cmake --preset tsan
+cmake --build --preset tsan --target dist_tests dist_worker
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  ctest --preset tsan -j "$jobs" -R '^dist_tests:|^dist\.(collectives-3|ddp-seq-2|ddp-free-3-buckets|kill-peer-3)$'
