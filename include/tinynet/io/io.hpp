@@ -9,4 +9,5 @@
 #include "tinynet/io/error.hpp"
 #include "tinynet/io/model.hpp"
 #include "tinynet/io/pytorch.hpp"
+#include "tinynet/io/pytorch_model.hpp"
 #include "tinynet/io/state_dict_file.hpp"
