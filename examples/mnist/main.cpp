@@ -5,6 +5,7 @@
 #include <tinynet/data/dataloader.hpp>
 #include <tinynet/data/mnist.hpp>
 #include <tinynet/io/io.hpp>
+#include <tinynet/onnx/export.hpp>
 #include <tinynet/optim/adadelta.hpp>
 #include <tinynet/optim/adam.hpp>
 #include <tinynet/optim/lr_scheduler.hpp>
@@ -86,6 +87,14 @@ TestResult test(Model& model, data::DataLoader<data::MNIST>& loader, Device devi
   return {.loss = loss_sum / static_cast<double>(total), .accuracy = accuracy};
 }
 
+/// --export-onnx: the model in eval mode, its initializers under the PyTorch example's names.
+template <class Model>
+void export_onnx(const Options& o, Model& model) {
+  if (o.export_onnx.empty()) return;
+  onnx::export_model(model, o.export_onnx, {.names = names_in_order(model.state_dict(), kPyTorchNames)});
+  std::fprintf(stderr, "Exported the model as ONNX to %s\n", o.export_onnx.c_str());
+}
+
 template <class Model>
 int train(const Options& o, const Distributed& dist, Model model, Device device) {
   model.to(device);
@@ -158,12 +167,23 @@ int train(const Options& o, const Distributed& dist, Model model, Device device)
     save(model, o.model_path);
     std::fprintf(stderr, "Saved the model to %s\n", o.model_path.c_str());
   }
+  if (!o.save_pytorch.empty() && dist.is_main()) {
+    save_pytorch(model, o.save_pytorch, names_in_order(model.state_dict(), kPyTorchNames));
+    std::fprintf(stderr, "Saved the model as a PyTorch state_dict to %s\n", o.save_pytorch.c_str());
+  }
+  if (dist.is_main()) export_onnx(o, model);
   return kExitOk;
 }
 
 template <class Model>
 int evaluate(const Options& o, Model model, Device device) {
-  load(model, o.evaluate);
+  // A PyTorch state_dict's entries are paired with the model's in order, shapes checked.
+  if (is_pytorch_file(o.evaluate)) {
+    load_pytorch(model, o.evaluate);
+  } else {
+    load(model, o.evaluate);
+  }
+  export_onnx(o, model);
   model.to(device);
   data::DataLoader test_loader(load_split(o, false), {.batch_size = o.test_batch_size});
   test(model, test_loader, device);
