@@ -14,7 +14,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   libeigen3-dev libtbb-dev libcereal-dev zlib1g-dev libcurl4-openssl-dev libssl-dev
-  catch2 libcli11-dev nlohmann-json3-dev
+  catch2 libcli11-dev nlohmann-json3-dev libpng-dev
   doxygen python3-matplotlib python3-yaml python3-onnx
   libgloo-dev iproute2
   # torchrun and PyTorch's TCPStore, which the data-parallel tests launch and talk to.

@@ -23,6 +23,7 @@
 #include "models.hpp"
 #include "monitor.hpp"
 #include "options.hpp"
+#include "pictures.hpp"
 
 namespace mnist {
 
@@ -93,6 +94,30 @@ void export_onnx(const Options& o, Model& model) {
   if (o.export_onnx.empty()) return;
   onnx::export_model(model, o.export_onnx, {.names = names_in_order(model.state_dict(), kPyTorchNames)});
   std::fprintf(stderr, "Exported the model as ONNX to %s\n", o.export_onnx.c_str());
+}
+
+/// --predictions-png and --confusion-png, from the model's predictions on the test set.
+template <class Model>
+void draw_pictures(const Options& o, Model& model, data::DataLoader<data::MNIST>& loader, Device device) {
+  if (o.predictions_png.empty() && o.confusion_png.empty()) return;
+  model.eval();
+  NoGradGuard no_grad;
+  std::vector<std::int64_t> predicted, truth;
+  for (auto& batch : loader) {
+    const Tensor pred = on(Device::cpu(), argmax(model(on(device, batch.data)), 1));
+    for (std::int64_t i = 0; i < pred.numel(); ++i) {
+      predicted.push_back(pred.data<std::int64_t>()[i]);
+      truth.push_back(batch.target.data<std::int64_t>()[i]);
+    }
+  }
+  if (!o.predictions_png.empty()) {
+    write_png(predictions_grid(loader.dataset().data(), predicted, truth, 100), o.predictions_png);
+    std::fprintf(stderr, "Drew the first 100 test images and their predictions to %s\n", o.predictions_png.c_str());
+  }
+  if (!o.confusion_png.empty()) {
+    write_png(confusion_matrix(predicted, truth, 10), o.confusion_png);
+    std::fprintf(stderr, "Drew the confusion matrix to %s\n", o.confusion_png.c_str());
+  }
 }
 
 template <class Model>
@@ -171,7 +196,10 @@ int train(const Options& o, const Distributed& dist, Model model, Device device)
     save_pytorch(model, o.save_pytorch, names_in_order(model.state_dict(), kPyTorchNames));
     std::fprintf(stderr, "Saved the model as a PyTorch state_dict to %s\n", o.save_pytorch.c_str());
   }
-  if (dist.is_main()) export_onnx(o, model);
+  if (dist.is_main()) {
+    export_onnx(o, model);
+    draw_pictures(o, model, test_loader, device);
+  }
   return kExitOk;
 }
 
@@ -187,6 +215,7 @@ int evaluate(const Options& o, Model model, Device device) {
   model.to(device);
   data::DataLoader test_loader(load_split(o, false), {.batch_size = o.test_batch_size});
   test(model, test_loader, device);
+  draw_pictures(o, model, test_loader, device);
   return kExitOk;
 }
 

@@ -37,6 +37,8 @@ struct Options {
   std::string evaluate;
   std::string save_pytorch;
   std::string export_onnx;
+  std::string predictions_png;
+  std::string confusion_png;
   std::string metrics_jsonl;
   std::string tensorboard;
   bool no_progress = false;
@@ -115,6 +117,11 @@ inline void add_flags(CLI::App& app, Options& o) {
   app.add_option("--export-onnx", o.export_onnx,
                  "after training (or after loading --evaluate's file), write the model in eval mode as ONNX "
                  "(opset 17, dynamic batch, input \"input\" [N, 1, 28, 28], output \"output\" [N, 10])");
+  app.add_option("--predictions-png", o.predictions_png,
+                 "after training (or --evaluate), draw the first 100 test images with their predicted (P) and true "
+                 "(T) labels into this PNG file, misclassified ones framed in red");
+  app.add_option("--confusion-png", o.confusion_png,
+                 "after training (or --evaluate), draw the test set's confusion matrix into this PNG file");
   app.add_option("--metrics-jsonl", o.metrics_jsonl,
                  "write a JSON object per logged step and per epoch to this file (appended to with --resume)");
   app.add_option("--tensorboard", o.tensorboard, "write TensorBoard event files into this directory");
