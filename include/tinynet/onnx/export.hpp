@@ -260,7 +260,8 @@ class GraphBuilder {
 
 /// The ONNX model (a serialized ModelProto) of `net`, a Sequential, as run in eval mode.
 /// Throws TypeError for a model that is not float32, StateDictError when `options.names`
-/// does not name every tensor. `net` is not changed (its training mode included).
+/// does not name every tensor, ValueError for a model of 2 GiB or more. `net` is not changed (its training mode
+/// included).
 template <class Net>
 requires requires {
   typename Net::input_shape;
@@ -279,6 +280,8 @@ std::vector<std::byte> export_to_bytes(Net& net, const ExportOptions& options = 
       .string(detail::kModelProducerVersion, "0.1.0")
       .message(detail::kModelGraph, graph.finish(Net::input_shape::dims, Net::output_shape::dims))
       .message(detail::kModelOpset, opset);
+  TINYNET_CHECK(ValueError, model.data().size() < (std::size_t{1} << 31), "export_onnx: the model takes ",
+                model.data().size(), " bytes; ONNX files (one protobuf message) must stay under 2 GiB");
   return std::move(model).take();
 }
 
