@@ -169,3 +169,59 @@ TEST_CASE("pytorch hostile: zip entries that declare huge sizes", "[io][pytorch]
   io::detail::put_le<std::uint32_t>(far.data() + end + 16, 0x7FFFFFFF);
   expect_rejected(far, "central directory at offset 2147483647");
 }
+
+namespace {
+
+// `archive`'s entries again, in a ZIP64 archive: the central directory's sizes and offsets
+// are 0xFFFFFFFF with the values in ZIP64 extra fields (`size` replaces every entry's
+// size there when given), and the end record points to a ZIP64 end record.
+Bytes as_zip64(const Bytes& archive, std::uint64_t size = 0) {
+  using namespace io::detail;
+  Bytes out;
+  const auto put = [&](auto v) {
+    std::byte b[sizeof v];
+    put_le(b, v);
+    out.insert(out.end(), b, b + sizeof v);
+  };
+  struct Written {
+    ZipEntry e;
+    std::uint64_t local;
+  };
+  std::vector<Written> written;
+  for (const ZipEntry& e : read_zip_directory(archive, "zip64 source")) {
+    written.push_back({e, out.size()});
+    put(kZipLocalSig), put(std::uint16_t{45}), put(std::uint16_t{0}), put(std::uint16_t{0}), put(std::uint32_t{0});
+    put(e.crc), put(std::uint32_t{0xFFFFFFFF}), put(std::uint32_t{0xFFFFFFFF});
+    put(static_cast<std::uint16_t>(e.name.size())), put(std::uint16_t{0});
+    for (char c : e.name) out.push_back(static_cast<std::byte>(c));
+    out.insert(out.end(), archive.begin() + static_cast<std::ptrdiff_t>(e.offset),
+               archive.begin() + static_cast<std::ptrdiff_t>(e.offset + e.size));
+  }
+  const std::uint64_t dir = out.size();
+  for (const auto& [e, local] : written) {
+    put(kZipCentralSig), put(std::uint16_t{45}), put(std::uint16_t{45}), put(std::uint16_t{0}), put(std::uint16_t{0});
+    put(std::uint32_t{0}), put(e.crc), put(std::uint32_t{0xFFFFFFFF}), put(std::uint32_t{0xFFFFFFFF});
+    put(static_cast<std::uint16_t>(e.name.size())), put(std::uint16_t{28}), put(std::uint16_t{0});
+    put(std::uint16_t{0}), put(std::uint16_t{0}), put(std::uint32_t{0}), put(std::uint32_t{0xFFFFFFFF});
+    for (char c : e.name) out.push_back(static_cast<std::byte>(c));
+    put(std::uint16_t{1}), put(std::uint16_t{24});
+    put(size ? size : e.size), put(size ? size : e.size), put(local);
+  }
+  const std::uint64_t dir_size = out.size() - dir, end64 = out.size();
+  put(kZip64EndSig), put(std::uint64_t{44}), put(std::uint16_t{45}), put(std::uint16_t{45}), put(std::uint32_t{0});
+  put(std::uint32_t{0}), put(std::uint64_t{written.size()}), put(std::uint64_t{written.size()}), put(dir_size),
+      put(dir);
+  put(kZip64LocatorSig), put(std::uint32_t{0}), put(end64), put(std::uint32_t{1});
+  put(kZipEndSig), put(std::uint16_t{0}), put(std::uint16_t{0}), put(std::uint16_t{0xFFFF}), put(std::uint16_t{0xFFFF});
+  put(std::uint32_t{0xFFFFFFFF}), put(std::uint32_t{0xFFFFFFFF}), put(std::uint16_t{0});
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("pytorch file: ZIP64 archives are read, and their huge sizes checked", "[io][pytorch][hostile]") {
+  const Bytes good = with_tensor({});
+  const StateDict want = load_pytorch_state_dict_from_bytes(good);
+  CHECK(bitwise_equal(load_pytorch_state_dict_from_bytes(as_zip64(good), "zip64.pt"), want));
+  expect_rejected(as_zip64(good, std::uint64_t{1} << 62), "(4611686018427387904 bytes) runs past the end");
+}
