@@ -184,8 +184,9 @@ class ZipWriter {
  public:
   void add(std::string_view name, std::span<const std::byte> data) {
     TINYNET_CHECK(ValueError, name.size() <= 0xFFFF, "zip entry name too long");
-    TINYNET_CHECK(ValueError, data.size() < 0xFFFFFFFFu && out_.size() < 0xFFFFFFFFu - data.size() - 0x10000,
-                  "zip entry '", name, "': archives of 4 GiB or more are not supported by this writer");
+    // Room for this entry, its header and padding, below the 32-bit offsets of classic zip.
+    TINYNET_CHECK(ValueError, std::uint64_t{out_.size()} + data.size() + 0x20000 < 0xFFFFFFFFu, "zip entry '", name,
+                  "': archives of 4 GiB or more are not supported by this writer");
     const std::uint64_t local = out_.size();
     const std::size_t header_end = out_.size() + kZipLocalSize + name.size() + 4;
     const std::size_t pad = (64 - header_end % 64) % 64;
