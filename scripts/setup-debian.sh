@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages tinynet needs to build, test and train (doxygen builds
 # the API reference, python3-matplotlib draws tools/plot_metrics' figures, python3-yaml
-# reads the Katib manifest in a test).
+# reads the Katib manifest in a test, python3-onnx checks the ONNX exporter's files), and
+# ONNX Runtime for the ONNX tests: the npm package onnxruntime-node, into a cache directory
+# (TINYNET_CACHE_DIR, default ~/.cache/tinynet) that later runs reuse.
 # Idempotent: apt runs only when a package is missing. Nothing is downloaded from
 # anywhere but Debian's archive. PyTorch (python3-torch) is always installed: its torchrun
 # launches the data-parallel tests. With --bench it also installs what bench/ needs to
@@ -12,8 +14,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   libeigen3-dev libtbb-dev libcereal-dev zlib1g-dev libcurl4-openssl-dev libssl-dev
-  catch2 libcli11-dev nlohmann-json3-dev clang-format-14
-  doxygen python3-matplotlib python3-yaml
+  catch2 libcli11-dev nlohmann-json3-dev libpng-dev clang-format-14
+  doxygen python3-matplotlib python3-yaml python3-onnx
   libgloo-dev iproute2
   # torchrun and PyTorch's TCPStore, which the data-parallel tests launch and talk to.
   python3-torch
@@ -41,4 +43,19 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 else
   echo "setup: all Debian packages present"
+fi
+
+# onnxruntime-node: its Linux x64 CPU runtime ships inside the package; --ignore-scripts skips the
+# install script, which would fetch optional CUDA libraries from outside the npm registry.
+ort_version=1.30.0
+npm_dir="${TINYNET_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tinynet}/npm"
+if grep -qs "\"version\": \"$ort_version\"" "$npm_dir/node_modules/onnxruntime-node/package.json"; then
+  echo "setup: onnxruntime-node $ort_version present in $npm_dir"
+else
+  echo "setup: installing onnxruntime-node $ort_version into $npm_dir"
+  mkdir -p "$npm_dir"
+  # Without it the ONNX Runtime test reports itself skipped: that is no reason to stop here.
+  npm install --prefix "$npm_dir" --no-audit --no-fund --ignore-scripts --loglevel=error \
+    "onnxruntime-node@$ort_version" ||
+    echo "setup: WARNING: onnxruntime-node could not be installed; interop.onnx_runtime will be skipped"
 fi

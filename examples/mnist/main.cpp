@@ -5,6 +5,7 @@
 #include <tinynet/data/dataloader.hpp>
 #include <tinynet/data/mnist.hpp>
 #include <tinynet/io/io.hpp>
+#include <tinynet/onnx/export.hpp>
 #include <tinynet/optim/adadelta.hpp>
 #include <tinynet/optim/adam.hpp>
 #include <tinynet/optim/lr_scheduler.hpp>
@@ -22,6 +23,7 @@
 #include "models.hpp"
 #include "monitor.hpp"
 #include "options.hpp"
+#include "pictures.hpp"
 
 namespace mnist {
 
@@ -84,6 +86,38 @@ TestResult test(Model& model, data::DataLoader<data::MNIST>& loader, Device devi
   std::printf("accuracy=%.4f\n", accuracy);
   std::fflush(stdout);
   return {.loss = loss_sum / static_cast<double>(total), .accuracy = accuracy};
+}
+
+/// --export-onnx: the model in eval mode, its initializers under the PyTorch example's names.
+template <class Model>
+void export_onnx(const Options& o, Model& model) {
+  if (o.export_onnx.empty()) return;
+  onnx::export_model(model, o.export_onnx, {.names = names_in_order(model.state_dict(), kPyTorchNames)});
+  std::fprintf(stderr, "Exported the model as ONNX to %s\n", o.export_onnx.c_str());
+}
+
+/// --predictions-png and --confusion-png, from the model's predictions on the test set.
+template <class Model>
+void draw_pictures(const Options& o, Model& model, data::DataLoader<data::MNIST>& loader, Device device) {
+  if (o.predictions_png.empty() && o.confusion_png.empty()) return;
+  model.eval();
+  NoGradGuard no_grad;
+  std::vector<std::int64_t> predicted, truth;
+  for (auto& batch : loader) {
+    const Tensor pred = on(Device::cpu(), argmax(model(on(device, batch.data)), 1));
+    for (std::int64_t i = 0; i < pred.numel(); ++i) {
+      predicted.push_back(pred.data<std::int64_t>()[i]);
+      truth.push_back(batch.target.data<std::int64_t>()[i]);
+    }
+  }
+  if (!o.predictions_png.empty()) {
+    write_png(predictions_grid(loader.dataset().data(), predicted, truth, 100), o.predictions_png);
+    std::fprintf(stderr, "Drew the first 100 test images and their predictions to %s\n", o.predictions_png.c_str());
+  }
+  if (!o.confusion_png.empty()) {
+    write_png(confusion_matrix(predicted, truth, 10), o.confusion_png);
+    std::fprintf(stderr, "Drew the confusion matrix to %s\n", o.confusion_png.c_str());
+  }
 }
 
 template <class Model>
@@ -158,15 +192,30 @@ int train(const Options& o, const Distributed& dist, Model model, Device device)
     save(model, o.model_path);
     std::fprintf(stderr, "Saved the model to %s\n", o.model_path.c_str());
   }
+  if (!o.save_pytorch.empty() && dist.is_main()) {
+    save_pytorch(model, o.save_pytorch, names_in_order(model.state_dict(), kPyTorchNames));
+    std::fprintf(stderr, "Saved the model as a PyTorch state_dict to %s\n", o.save_pytorch.c_str());
+  }
+  if (dist.is_main()) {
+    export_onnx(o, model);
+    draw_pictures(o, model, test_loader, device);
+  }
   return kExitOk;
 }
 
 template <class Model>
 int evaluate(const Options& o, Model model, Device device) {
-  load(model, o.evaluate);
+  // A PyTorch state_dict's entries are paired with the model's in order, shapes checked.
+  if (is_pytorch_file(o.evaluate)) {
+    load_pytorch(model, o.evaluate);
+  } else {
+    load(model, o.evaluate);
+  }
+  export_onnx(o, model);
   model.to(device);
   data::DataLoader test_loader(load_split(o, false), {.batch_size = o.test_batch_size});
   test(model, test_loader, device);
+  draw_pictures(o, model, test_loader, device);
   return kExitOk;
 }
 

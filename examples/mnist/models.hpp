@@ -3,6 +3,9 @@
 
 #include <tinynet/tinynet.hpp>
 
+#include <string>
+#include <vector>
+
 namespace mnist {
 
 namespace nn = tinynet::nn;
@@ -24,5 +27,10 @@ using LeNet = nn::Sequential<nn::Input<1, 28, 28>, nn::Conv2d<20, 5>, nn::ReLU, 
                              nn::LogSoftmax>;
 
 inline LeNet make_lenet() { return LeNet(); }
+
+/// The PyTorch example's names for Net's tensors, in order (LeNet's four layers get the
+/// same names): what --save-pytorch writes.
+inline const std::vector<std::string> kPyTorchNames = {"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias",
+                                                       "fc1.weight",   "fc1.bias",   "fc2.weight",   "fc2.bias"};
 
 }  // namespace mnist

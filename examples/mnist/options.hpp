@@ -35,6 +35,10 @@ struct Options {
   std::int64_t limit_train_batches = 0;
   std::string model_path = "mnist_cnn.tnet";
   std::string evaluate;
+  std::string save_pytorch;
+  std::string export_onnx;
+  std::string predictions_png;
+  std::string confusion_png;
   std::string metrics_jsonl;
   std::string tensorboard;
   bool no_progress = false;
@@ -102,8 +106,22 @@ inline void add_flags(CLI::App& app, Options& o) {
   app.add_option("--limit-train-batches", o.limit_train_batches, "train on at most this many batches per epoch")
       ->check(positive);
   app.add_option("--model-path", o.model_path, "file that --save-model writes")->capture_default_str();
-  app.add_option("--evaluate", o.evaluate, "evaluate the model saved in this file on the test set, without training")
+  app.add_option("--evaluate", o.evaluate,
+                 "evaluate the model in this file on the test set, without training: a tinynet model file "
+                 "(--save-model) or a PyTorch state_dict (torch.save(model.state_dict(), FILE)), told apart by "
+                 "content")
       ->check(CLI::ExistingFile);
+  app.add_option("--save-pytorch", o.save_pytorch,
+                 "after training, write the model to this file as a PyTorch state_dict with the PyTorch example's "
+                 "names (conv1.weight, ..., fc2.bias), which torch.load(FILE, weights_only=True) reads");
+  app.add_option("--export-onnx", o.export_onnx,
+                 "after training (or after loading --evaluate's file), write the model in eval mode as ONNX "
+                 "(opset 17, dynamic batch, input \"input\" [N, 1, 28, 28], output \"output\" [N, 10])");
+  app.add_option("--predictions-png", o.predictions_png,
+                 "after training (or --evaluate), draw the first 100 test images with their predicted (P) and true "
+                 "(T) labels into this PNG file, misclassified ones framed in red");
+  app.add_option("--confusion-png", o.confusion_png,
+                 "after training (or --evaluate), draw the test set's confusion matrix into this PNG file");
   app.add_option("--metrics-jsonl", o.metrics_jsonl,
                  "write a JSON object per logged step and per epoch to this file (appended to with --resume)");
   app.add_option("--tensorboard", o.tensorboard, "write TensorBoard event files into this directory");

@@ -1,15 +1,16 @@
 // Writes the seed corpus for fuzz_load: valid weights and checkpoint files covering every
-// dtype, ranks 0 to 6, empty tensors, an empty state_dict and odd names.
-// Usage: fuzz_seeds DIR
+// dtype, ranks 0 to 6, empty tensors, an empty state_dict and odd names; and, into
+// PYTORCH_DIR, the same state_dicts as PyTorch files and their bare pickles for fuzz_pytorch.
+// Usage: fuzz_seeds DIR PYTORCH_DIR
 
 #include <cstdio>
+#include <fstream>
 #include <string>
-
 #include <tinynet/io/io.hpp>
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s DIR\n", argv[0]);
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: %s DIR PYTORCH_DIR\n", argv[0]);
     return 2;
   }
   using namespace tinynet;
@@ -49,6 +50,22 @@ int main(int argc, char** argv) {
   c.rng_offset = 1000;
   save_checkpoint(dir / "checkpoint.ckpt", c);
   save_checkpoint(dir / "empty_checkpoint.ckpt", Checkpoint{});
-  std::printf("fuzz seeds written to %s\n", dir.c_str());
+
+  const std::filesystem::path pt = argv[2];
+  std::filesystem::create_directories(pt);
+  StateDict small;  // with storages "0" and "1" fitting fuzz_pytorch's 64-byte ones
+  small.insert("fc.weight", ones({2, 3}));
+  small.insert("fc.bias", zeros({2}, {.dtype = DType::int64}));
+  int n = 0;
+  for (const StateDict* sd : {&all, &layer, &odd, &small}) {
+    const std::string name = "state_dict" + std::to_string(n++);
+    save_pytorch_state_dict(*sd, pt / (name + ".pt"));
+    const auto bytes = save_pytorch_state_dict_to_bytes(*sd);
+    const auto entries = io::detail::read_zip_directory(bytes, name);
+    const auto pkl = io::detail::zip_entry_bytes(bytes, entries.front(), name);
+    std::ofstream(pt / (name + ".pkl"), std::ios::binary)
+        .write(reinterpret_cast<const char*>(pkl.data()), static_cast<std::streamsize>(pkl.size()));
+  }
+  std::printf("fuzz seeds written to %s and %s\n", dir.c_str(), pt.c_str());
   return 0;
 }

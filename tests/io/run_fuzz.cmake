@@ -1,8 +1,13 @@
 # cmake -DCLANGXX=... -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=... -DFUZZ_SECONDS=N
-#       [-DLAUNCHER=ccache] -P run_fuzz.cmake
-# Builds tests/io/fuzz_load.cpp with clang's libFuzzer (ASan + UBSan) in its own build tree,
-# writes a seed corpus of valid files, and fuzzes the loaders for FUZZ_SECONDS.
+#       [-DFUZZ_TARGET=fuzz_load|fuzz_pytorch] [-DLAUNCHER=ccache] -P run_fuzz.cmake
+# Builds tests/io/<FUZZ_TARGET>.cpp with clang's libFuzzer (ASan + UBSan) in its own build tree
+# (WORK_DIR/build, shared by the targets), writes a seed corpus of valid files, and fuzzes
+# the loaders for FUZZ_SECONDS.
 # Without a usable clang++ it prints TINYNET_FUZZ_SKIPPED (the test's skip pattern).
+
+if(NOT FUZZ_TARGET)
+  set(FUZZ_TARGET fuzz_load)
+endif()
 
 function(skip why)
   message("TINYNET_FUZZ_SKIPPED: ${why}")
@@ -41,13 +46,18 @@ if(LAUNCHER)
 endif()
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/io/fuzz -B ${WORK_DIR}/build -G ${GENERATOR}
     -DCMAKE_CXX_COMPILER=${CLANGXX} -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTINYNET_SOURCE_DIR=${SOURCE_DIR} ${launcher})
-run(${CMAKE_COMMAND} --build ${WORK_DIR}/build --target fuzz_load fuzz_seeds)
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/build --target ${FUZZ_TARGET} fuzz_seeds)
 
-file(REMOVE_RECURSE ${WORK_DIR}/seeds ${WORK_DIR}/corpus)
-file(MAKE_DIRECTORY ${WORK_DIR}/corpus ${WORK_DIR}/artifacts)
-run(${WORK_DIR}/build/fuzz_seeds ${WORK_DIR}/seeds)
+set(seeds ${WORK_DIR}/seeds)
+if(FUZZ_TARGET STREQUAL "fuzz_pytorch")
+  set(seeds ${WORK_DIR}/seeds-pytorch)
+endif()
+set(corpus ${WORK_DIR}/corpus-${FUZZ_TARGET})
+file(REMOVE_RECURSE ${WORK_DIR}/seeds ${WORK_DIR}/seeds-pytorch ${corpus})
+file(MAKE_DIRECTORY ${corpus} ${WORK_DIR}/artifacts)
+run(${WORK_DIR}/build/fuzz_seeds ${WORK_DIR}/seeds ${WORK_DIR}/seeds-pytorch)
 
-# New inputs go to corpus/ (the first directory); seeds/ stays as generated. A finding is
+# New inputs go to the corpus (the first directory); the seeds stay as generated. A finding is
 # written to artifacts/ and fails the test.
-run(${WORK_DIR}/build/fuzz_load -max_total_time=${FUZZ_SECONDS} -timeout=10 -malloc_limit_mb=64 -rss_limit_mb=1024
-    -print_final_stats=1 -artifact_prefix=${WORK_DIR}/artifacts/ ${WORK_DIR}/corpus ${WORK_DIR}/seeds)
+run(${WORK_DIR}/build/${FUZZ_TARGET} -max_total_time=${FUZZ_SECONDS} -timeout=10 -malloc_limit_mb=64 -rss_limit_mb=1024
+    -print_final_stats=1 -artifact_prefix=${WORK_DIR}/artifacts/${FUZZ_TARGET}- ${corpus} ${seeds})

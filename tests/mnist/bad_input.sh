@@ -23,4 +23,16 @@ expect not_a_number "lr" -- --lr abc
 expect resume_without_dir "checkpoint-dir" -- --resume
 head -c 1000 /dev/urandom > "$work/garbage.tnet"
 expect corrupt_model "garbage.tnet" -- --data-dir "$data" --evaluate "$work/garbage.tnet"
+# A torch.save-style archive whose pickle calls os.system: refused by name, never run.
+python3 - "$work/evil.pt" "$work/PWNED" <<'PY'
+import os, pickle, sys, zipfile
+class Evil:
+    def __reduce__(self):
+        return (os.system, ("touch " + sys.argv[2],))
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    z.writestr("evil/data.pkl", pickle.dumps(Evil(), protocol=2))
+    z.writestr("evil/version", "3\n")
+PY
+expect evil_pytorch "evil.pt.*refuses the global '(os|posix).system'" -- --data-dir "$data" --evaluate "$work/evil.pt"
+if [[ -e "$work/PWNED" ]]; then echo "FAIL evil_pytorch: the pickle's command ran"; fail=1; fi
 exit $fail

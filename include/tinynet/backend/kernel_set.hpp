@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// KernelSet<B>: the kernels every backend offers, with their signatures, as a concept over
+/// `KernelSet<B>`: the kernels every backend offers, with their signatures, as a concept over
 /// the backend's tag. Ops call these and nothing else of a backend, so a backend whose tag
 /// satisfies it (for float and double) runs every op; tests pin it for backend::cpu::Tag
 /// and backend::cuda::Tag. Check it where the backend's family headers are included:

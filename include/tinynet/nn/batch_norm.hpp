@@ -29,6 +29,9 @@ class BatchNorm2d : public Module<BatchNorm2d> {
   }
   explicit BatchNorm2d(SampleDims in) : BatchNorm2d(in[0]) {}
 
+  /// The epsilon added to the variance (the ONNX exporter writes it).
+  double eps() const { return eps_; }
+
   Tensor forward(const Tensor& x) {
     TINYNET_CHECK(ShapeError, x.dim() == 4, "BatchNorm2d: expected input of rank 4 (N, C, H, W), got shape ",
                   x.shape());
