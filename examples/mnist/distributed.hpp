@@ -4,15 +4,14 @@
 // give each rank its share of the training set, average gradients with
 // DistributedDataParallel, and let rank 0 alone print and write.
 
-#include <tinynet/data/distributed_sampler.hpp>
-#include <tinynet/data/dataloader.hpp>
-#include <tinynet/data/mnist.hpp>
-#include <tinynet/dist/dist.hpp>
-#include <tinynet/tinynet.hpp>
-
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <tinynet/data/dataloader.hpp>
+#include <tinynet/data/distributed_sampler.hpp>
+#include <tinynet/data/mnist.hpp>
+#include <tinynet/dist/dist.hpp>
+#include <tinynet/tinynet.hpp>
 
 #include "options.hpp"
 
@@ -91,14 +90,13 @@ inline Distributed init_distributed(const Options& o) {
 /// in a data-parallel run (same seed on every rank, so the shares partition one permutation).
 /// `pin_memory` for a GPU run: batches upload without blocking the host.
 inline tinynet::data::DataLoader<tinynet::data::MNIST> make_train_loader(const Options& o, const Distributed& d,
-                                                                       tinynet::data::MNIST train_set,
-                                                                       bool pin_memory = false) {
+                                                                         tinynet::data::MNIST train_set,
+                                                                         bool pin_memory = false) {
   if (!d.group)
     return tinynet::data::DataLoader(
-        std::move(train_set),
-        {.batch_size = o.batch_size, .shuffle = true, .seed = o.seed, .pin_memory = pin_memory});
-  auto sampler = std::make_unique<tinynet::data::DistributedSampler>(train_set.size(), d.world_size, d.rank,
-                                                                     tinynet::data::DistributedSamplerOptions{.seed = o.seed});
+        std::move(train_set), {.batch_size = o.batch_size, .shuffle = true, .seed = o.seed, .pin_memory = pin_memory});
+  auto sampler = std::make_unique<tinynet::data::DistributedSampler>(
+      train_set.size(), d.world_size, d.rank, tinynet::data::DistributedSamplerOptions{.seed = o.seed});
   return tinynet::data::DataLoader(std::move(train_set), std::move(sampler),
                                    {.batch_size = o.batch_size, .pin_memory = pin_memory});
 }

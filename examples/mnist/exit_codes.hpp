@@ -7,7 +7,6 @@
 
 #include <cstdio>
 #include <exception>
-
 #include <tinynet/data/error.hpp>
 #include <tinynet/dist/error.hpp>
 #include <tinynet/io/error.hpp>
@@ -15,10 +14,10 @@
 namespace mnist {
 
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitError = 1;      ///< any other error (message on stderr)
-inline constexpr int kExitBadInput = 2;   ///< an argument the run cannot use (e.g. WORLD_SIZE)
-inline constexpr int kExitDataError = 3;  ///< data set not obtainable (no source worked, checksum mismatch)
-inline constexpr int kExitFileError = 4;  ///< a data, model or checkpoint file unreadable, corrupt or mismatched
+inline constexpr int kExitError = 1;       ///< any other error (message on stderr)
+inline constexpr int kExitBadInput = 2;    ///< an argument the run cannot use (e.g. WORLD_SIZE)
+inline constexpr int kExitDataError = 3;   ///< data set not obtainable (no source worked, checksum mismatch)
+inline constexpr int kExitFileError = 4;   ///< a data, model or checkpoint file unreadable, corrupt or mismatched
 inline constexpr int kExitPeerLost = 200;  ///< retryable: a peer or the store was lost or unreachable
 inline constexpr int kExitTimeout = 201;   ///< retryable: a peer did not answer within the timeout
 

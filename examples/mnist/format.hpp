@@ -29,7 +29,8 @@ inline std::string python_repr(double v) {
     } else if (static_cast<std::size_t>(exp) + 1 >= digits.size()) {
       out += digits + std::string(static_cast<std::size_t>(exp) + 1 - digits.size(), '0') + ".0";
     } else {
-      out += digits.substr(0, static_cast<std::size_t>(exp) + 1) + "." + digits.substr(static_cast<std::size_t>(exp) + 1);
+      out +=
+          digits.substr(0, static_cast<std::size_t>(exp) + 1) + "." + digits.substr(static_cast<std::size_t>(exp) + 1);
     }
     return out;
   }

@@ -2,6 +2,10 @@
 // defaults and log lines. Results go to stdout (deterministic for a seed and thread
 // count); timings and notes go to stderr.
 
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
 #include <tinynet/data/dataloader.hpp>
 #include <tinynet/data/mnist.hpp>
 #include <tinynet/io/io.hpp>
@@ -11,11 +15,6 @@
 #include <tinynet/optim/lr_scheduler.hpp>
 #include <tinynet/optim/sgd.hpp>
 #include <tinynet/tinynet.hpp>
-
-#include <chrono>
-#include <cstdio>
-#include <filesystem>
-#include <memory>
 
 #include "distributed.hpp"
 #include "exit_codes.hpp"
@@ -43,7 +42,8 @@ Device pick_device(const Options& o) {
   if (!o.no_cuda && tinynet::cuda::is_available()) return Device::cuda(0);
   if (!o.no_cuda) std::fprintf(stderr, "No CUDA device found; training on the CPU\n");
 #else
-  if (!o.no_cuda) std::fprintf(stderr, "This build has no CUDA backend (build mnist_cuda for that); training on the CPU\n");
+  if (!o.no_cuda)
+    std::fprintf(stderr, "This build has no CUDA backend (build mnist_cuda for that); training on the CPU\n");
 #endif
   return Device::cpu();
 }
@@ -58,7 +58,8 @@ data::MNIST load_split(const Options& o, bool train) {
 }
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const Options& o, std::vector<Tensor> params) {
-  if (o.optimizer == "sgd") return std::make_unique<optim::SGD>(std::move(params), optim::SGDOptions{.lr = o.lr, .momentum = o.momentum});
+  if (o.optimizer == "sgd")
+    return std::make_unique<optim::SGD>(std::move(params), optim::SGDOptions{.lr = o.lr, .momentum = o.momentum});
   if (o.optimizer == "adam") return std::make_unique<optim::Adam>(std::move(params), optim::AdamOptions{.lr = o.lr});
   return std::make_unique<optim::Adadelta>(std::move(params), optim::AdadeltaOptions{.lr = o.lr});
 }
@@ -142,8 +143,8 @@ int train(const Options& o, const Distributed& dist, Model model, Device device)
     std::fprintf(stderr, "Resumed from %s after epoch %lld\n", checkpoint.c_str(), static_cast<long long>(done.epoch));
   }
 
-  const std::int64_t batches = o.limit_train_batches > 0 ? std::min(o.limit_train_batches, train_loader.size())
-                                                         : train_loader.size();
+  const std::int64_t batches =
+      o.limit_train_batches > 0 ? std::min(o.limit_train_batches, train_loader.size()) : train_loader.size();
   Options watched = o;  // rank 0 alone draws the bar and writes metrics files
   if (!dist.is_main()) {
     watched.metrics_jsonl.clear();

@@ -1,9 +1,8 @@
 #pragma once
 // The example's two networks, composed at compile time.
 
-#include <tinynet/tinynet.hpp>
-
 #include <string>
+#include <tinynet/tinynet.hpp>
 #include <vector>
 
 namespace mnist {
@@ -22,9 +21,9 @@ inline Net make_net() { return Net(nn::Dropout(0.25), nn::Dropout(0.5)); }
 /// LeNet as in Caffe's and Kubeflow's examples: conv(1->20, 5) -> ReLU -> max-pool 2 ->
 /// conv(20->50, 5) -> ReLU -> max-pool 2 -> linear(800->500) -> ReLU -> linear(500->10) ->
 /// log_softmax.
-using LeNet = nn::Sequential<nn::Input<1, 28, 28>, nn::Conv2d<20, 5>, nn::ReLU, nn::MaxPool2d<2>, nn::Conv2d<50, 5>,
-                             nn::ReLU, nn::MaxPool2d<2>, nn::Flatten, nn::Linear<500, 800>, nn::ReLU, nn::Linear<10>,
-                             nn::LogSoftmax>;
+using LeNet =
+    nn::Sequential<nn::Input<1, 28, 28>, nn::Conv2d<20, 5>, nn::ReLU, nn::MaxPool2d<2>, nn::Conv2d<50, 5>, nn::ReLU,
+                   nn::MaxPool2d<2>, nn::Flatten, nn::Linear<500, 800>, nn::ReLU, nn::Linear<10>, nn::LogSoftmax>;
 
 inline LeNet make_lenet() { return LeNet(); }
 

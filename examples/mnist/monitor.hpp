@@ -4,13 +4,12 @@
 // every training step and after every evaluation. It prints nothing else to stdout, so
 // the log lines that parsers read are the same with or without it.
 
-#include <tinynet/metrics.hpp>
-#include <tinynet/optim/optimizer.hpp>
-#include <tinynet/tinynet.hpp>
-
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tinynet/metrics.hpp>
+#include <tinynet/optim/optimizer.hpp>
+#include <tinynet/tinynet.hpp>
 
 #include "options.hpp"
 
@@ -25,12 +24,12 @@ struct TestResult {
 /// One training step, as the training loop sees it after the optimizer step.
 struct StepInfo {
   int epoch;
-  std::int64_t batch;            ///< index in the epoch, from 0
-  std::int64_t images;           ///< images trained this epoch, this batch included
-  double elapsed_s;              ///< seconds since the epoch started
-  const tinynet::Tensor& loss;   ///< the batch's mean loss
-  const tinynet::Tensor& output; ///< the model's log-probabilities for the batch
-  const tinynet::Tensor& target; ///< the batch's labels
+  std::int64_t batch;             ///< index in the epoch, from 0
+  std::int64_t images;            ///< images trained this epoch, this batch included
+  double elapsed_s;               ///< seconds since the epoch started
+  const tinynet::Tensor& loss;    ///< the batch's mean loss
+  const tinynet::Tensor& output;  ///< the model's log-probabilities for the batch
+  const tinynet::Tensor& target;  ///< the batch's labels
 };
 
 /// Progress bar and metrics files for a training run.
@@ -53,8 +52,12 @@ class Monitor {
       bar_.clear();
     } else if (bar_.due()) {
       const std::string label = "Epoch " + std::to_string(s.epoch);
-      bar_.draw({.label = label, .done = s.batch + 1, .total = batches_, .loss = s.loss.item<float>(),
-                 .images_per_second = static_cast<double>(s.images) / s.elapsed_s, .elapsed_s = s.elapsed_s});
+      bar_.draw({.label = label,
+                 .done = s.batch + 1,
+                 .total = batches_,
+                 .loss = s.loss.item<float>(),
+                 .images_per_second = static_cast<double>(s.images) / s.elapsed_s,
+                 .elapsed_s = s.elapsed_s});
     }
     if (!logged || (!jsonl_ && !tensorboard_)) return;
     const std::int64_t step = (s.epoch - 1) * batches_ + s.batch + 1;
@@ -64,8 +67,15 @@ class Monitor {
     const double lr = optimizer_.lr(0);
     const double now = tinynet::metrics::wall_time();
     if (jsonl_)
-      jsonl_->write({{"kind", "step"}, {"epoch", s.epoch}, {"step", step}, {"batch", s.batch}, {"loss", loss},
-                     {"accuracy", accuracy}, {"lr", lr}, {"images_per_second", images_per_second}, {"wall_time", now}});
+      jsonl_->write({{"kind", "step"},
+                     {"epoch", s.epoch},
+                     {"step", step},
+                     {"batch", s.batch},
+                     {"loss", loss},
+                     {"accuracy", accuracy},
+                     {"lr", lr},
+                     {"images_per_second", images_per_second},
+                     {"wall_time", now}});
     if (tensorboard_) {
       tensorboard_->add_scalar("train/loss", loss, step, now);
       tensorboard_->add_scalar("train/accuracy", accuracy, step, now);
@@ -81,8 +91,14 @@ class Monitor {
     const double images_per_second = static_cast<double>(images) / train_s;
     const double now = tinynet::metrics::wall_time();
     if (jsonl_)
-      jsonl_->write({{"kind", "epoch"}, {"epoch", epoch}, {"step", step}, {"loss", r.loss}, {"accuracy", r.accuracy},
-                     {"lr", optimizer_.lr(0)}, {"images_per_second", images_per_second}, {"train_s", train_s},
+      jsonl_->write({{"kind", "epoch"},
+                     {"epoch", epoch},
+                     {"step", step},
+                     {"loss", r.loss},
+                     {"accuracy", r.accuracy},
+                     {"lr", optimizer_.lr(0)},
+                     {"images_per_second", images_per_second},
+                     {"train_s", train_s},
                      {"wall_time", now}});
     if (tensorboard_) {
       tensorboard_->add_scalar("test/loss", r.loss, step, now);

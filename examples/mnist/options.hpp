@@ -2,7 +2,6 @@
 // Command-line flags: PyTorch's MNIST example's flags and defaults, plus tinynet's own.
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -59,7 +58,9 @@ inline void add_flags(CLI::App& app, Options& o) {
   app.add_option("--test-batch-size", o.test_batch_size, "input batch size for testing")
       ->check(positive)
       ->capture_default_str();
-  app.add_option("--epochs", o.epochs, "number of epochs to train")->check(CLI::Range(1, 100000))->capture_default_str();
+  app.add_option("--epochs", o.epochs, "number of epochs to train")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   app.add_option("--lr", o.lr, "learning rate")->check(positive)->capture_default_str();
   app.add_option("--gamma", o.gamma, "learning rate step gamma (StepLR, every epoch)")
       ->check(CLI::Range(0.0, 1.0))
@@ -80,8 +81,11 @@ inline void add_flags(CLI::App& app, Options& o) {
                  "gives up with exit code 201")
       ->check(positive)
       ->capture_default_str();
-  app.add_option("--dataset", o.dataset, "data set")->check(CLI::IsMember({"mnist", "fashion-mnist"}))->capture_default_str();
-  app.add_option("--data-dir", o.data_dir, "where the data sets are (fetched there when missing)")->capture_default_str();
+  app.add_option("--dataset", o.dataset, "data set")
+      ->check(CLI::IsMember({"mnist", "fashion-mnist"}))
+      ->capture_default_str();
+  app.add_option("--data-dir", o.data_dir, "where the data sets are (fetched there when missing)")
+      ->capture_default_str();
   app.add_option("--model", o.model, "network: net (PyTorch's example) or lenet")
       ->check(CLI::IsMember({"net", "lenet"}))
       ->capture_default_str();

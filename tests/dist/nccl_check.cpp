@@ -3,10 +3,9 @@
 // one-rank NCCL communicator through tinynet's store and passes a barrier; without a GPU
 // it says so and reports "skipped" (exit 77) instead of passing.
 
+#include <cstdio>
 #include <tinynet/dist/init.hpp>
 #include <tinynet/dist/nccl_group.hpp>
-
-#include <cstdio>
 
 int main() {
   int devices = 0;
@@ -16,8 +15,8 @@ int main() {
   }
   using namespace tinynet::dist;
   TCPStoreServer server;
-  auto store = std::make_shared<PrefixStore>("/nccl-check", std::make_shared<TCPStore>("127.0.0.1", server.port(),
-                                                                                     std::chrono::seconds(30)));
+  auto store = std::make_shared<PrefixStore>(
+      "/nccl-check", std::make_shared<TCPStore>("127.0.0.1", server.port(), std::chrono::seconds(30)));
   NcclGroup group(store, 0, 1, 0, std::chrono::seconds(30));
   group.barrier();
   std::printf("NcclGroup: one-rank communicator on cuda:0 formed, barrier passed\n");

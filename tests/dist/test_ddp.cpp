@@ -1,11 +1,9 @@
+#include <atomic>
 #include <catch2/catch.hpp>
-
+#include <cstring>
 #include <tinynet/dist/dist.hpp>
 #include <tinynet/optim/sgd.hpp>
 #include <tinynet/tinynet.hpp>
-
-#include <atomic>
-#include <cstring>
 #include <vector>
 
 using namespace tinynet;
@@ -16,8 +14,9 @@ namespace {
 // A one-rank Gloo group over a store of its own.
 struct SoloGroup {
   dist::TCPStoreServer server;
-  std::shared_ptr<dist::ProcessGroup> pg = std::make_shared<dist::GlooGroup>(
-      std::make_shared<dist::TCPStore>("127.0.0.1", server.port(), 10s), 0, 1, dist::GlooOptions{.timeout = 10s, .hostname = "127.0.0.1"});
+  std::shared_ptr<dist::ProcessGroup> pg =
+      std::make_shared<dist::GlooGroup>(std::make_shared<dist::TCPStore>("127.0.0.1", server.port(), 10s), 0, 1,
+                                        dist::GlooOptions{.timeout = 10s, .hostname = "127.0.0.1"});
 };
 
 // A one-rank Gloo group that counts the all-reduces asked of it: in backward, DDP's only

@@ -1,9 +1,7 @@
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <map>
 #include <optional>
-
 #include <tinynet/dist/env.hpp>
 #include <tinynet/dist/init.hpp>
 #include <tinynet/tinynet.hpp>
@@ -14,8 +12,13 @@ namespace {
 
 // Sets the launch variables for one test and restores a clean slate after it.
 struct Env {
-  static constexpr const char* kNames[] = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
-                                           "MASTER_PORT", "TORCHELASTIC_USE_AGENT_STORE",
+  static constexpr const char* kNames[] = {"RANK",
+                                           "WORLD_SIZE",
+                                           "LOCAL_RANK",
+                                           "LOCAL_WORLD_SIZE",
+                                           "MASTER_ADDR",
+                                           "MASTER_PORT",
+                                           "TORCHELASTIC_USE_AGENT_STORE",
                                            "TORCHELASTIC_RESTART_COUNT"};
   explicit Env(const std::map<std::string, std::string>& vars) {
     clear();
@@ -32,8 +35,10 @@ const std::map<std::string, std::string> kGood = {
 
 std::map<std::string, std::string> with(std::map<std::string, std::string> m, const std::string& k,
                                         std::optional<std::string> v) {
-  if (v) m[k] = *v;
-  else m.erase(k);
+  if (v)
+    m[k] = *v;
+  else
+    m.erase(k);
   return m;
 }
 

@@ -1,9 +1,7 @@
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <random>
 #include <thread>
-
 #include <tinynet/dist/tcp_store.hpp>
 #include <tinynet/dist/tcp_store_server.hpp>
 
@@ -139,9 +137,9 @@ TEST_CASE("store: hostile connections are dropped and logged, clients unaffected
 
 TEST_CASE("store: a second server on a used port names the port and the launcher case", "[store]") {
   TCPStoreServer first;
-  CHECK_THROWS_WITH(TCPStoreServer(TCPStoreServerOptions{.port = first.port()}),
-                    Catch::Contains("port " + std::to_string(first.port())) &&
-                        Catch::Contains("TORCHELASTIC_USE_AGENT_STORE"));
+  CHECK_THROWS_WITH(
+      TCPStoreServer(TCPStoreServerOptions{.port = first.port()}),
+      Catch::Contains("port " + std::to_string(first.port())) && Catch::Contains("TORCHELASTIC_USE_AGENT_STORE"));
 }
 
 TEST_CASE("store: a connection flood is capped, connected clients unaffected", "[store][hostile]") {

@@ -12,9 +12,8 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
-#include <vector>
-
 #include <tinynet/io/io.hpp>
+#include <vector>
 
 namespace {
 

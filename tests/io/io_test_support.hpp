@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <zlib.h>
 
+#include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -13,11 +14,9 @@
 #include <fstream>
 #include <iterator>
 #include <string>
-#include <vector>
-
-#include <catch2/catch.hpp>
 #include <tinynet/io/io.hpp>
 #include <tinynet/tinynet.hpp>
+#include <vector>
 
 namespace io_test {
 
@@ -90,7 +89,8 @@ class Builder {
 };
 
 inline std::uint32_t crc(const std::byte* p, std::size_t n) {
-  return static_cast<std::uint32_t>(::crc32(::crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(p), static_cast<uInt>(n)));
+  return static_cast<std::uint32_t>(
+      ::crc32(::crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(p), static_cast<uInt>(n)));
 }
 
 /// A whole file: header fields as given (checksums computed unless overridden), then `payload`.
@@ -154,7 +154,9 @@ inline bool bitwise_equal(const tinynet::StateDict& a, const tinynet::StateDict&
 class MessageContains : public Catch::MatcherBase<std::exception> {
  public:
   explicit MessageContains(std::string part) : part_(std::move(part)) {}
-  bool match(const std::exception& e) const override { return std::string_view(e.what()).find(part_) != std::string::npos; }
+  bool match(const std::exception& e) const override {
+    return std::string_view(e.what()).find(part_) != std::string::npos;
+  }
   std::string describe() const override { return "has a message containing \"" + part_ + "\""; }
 
  private:

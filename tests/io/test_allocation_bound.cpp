@@ -3,9 +3,8 @@
 // global operator new (this translation unit replaces it for io_tests) and through the
 // tensor allocator's counters.
 
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <new>
 
@@ -75,8 +74,7 @@ void expect_rejected_without_allocating(const Bytes& file, const std::string& wh
   INFO("expecting: " << what);
   {
     AllocationWatch w;
-    CHECK_THROWS_MATCHES(load_state_dict_from_bytes(file, "crafted.tn"), FormatError,
-                         Says(what) && Says("crafted.tn"));
+    CHECK_THROWS_MATCHES(load_state_dict_from_bytes(file, "crafted.tn"), FormatError, Says(what) && Says("crafted.tn"));
     CHECK(w.tensor_requests() == 0);
     CHECK(w.largest_new() <= std::max<std::size_t>(file.size(), 4096));
   }
@@ -95,7 +93,7 @@ void expect_rejected_without_allocating(const Bytes& file, const std::string& wh
 TEST_CASE("io allocation bound: the watch sees a large allocation", "[io][alloc]") {
   // Guards the instrument itself: without this, a broken watch would pass every check below.
   AllocationWatch w;
-  void* big = ::operator new(std::size_t{1} << 20);  // an explicit call: never elided
+  void* big = ::operator new (std::size_t{1} << 20);  // an explicit call: never elided
   ::operator delete(big);
   CHECK(w.largest_new() >= (std::size_t{1} << 20));
   const Tensor t = zeros({1000});

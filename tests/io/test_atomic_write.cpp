@@ -3,10 +3,10 @@
 // write() fail midway (RLIMIT_FSIZE, EFBIG), a rename onto a non-empty directory, a
 // directory that does not exist.
 
-#include <catch2/catch.hpp>
-
-#include <csignal>
 #include <sys/resource.h>
+
+#include <catch2/catch.hpp>
+#include <csignal>
 
 #include "io/io_test_support.hpp"
 
@@ -72,8 +72,7 @@ TEST_CASE("io atomic write: a write that fails midway leaves the previous file i
   big.insert("w", zeros({1 << 18}));  // 1 MiB: the write fails after the first 64 KiB
   with_file_size_limit(64 * 1024, [&] {
     CHECK_THROWS_MATCHES(save_state_dict(big, target), FileError,
-                         Says("save_state_dict: writing '" + target.string() + "'") &&
-                             Says("File too large"));
+                         Says("save_state_dict: writing '" + target.string() + "'") && Says("File too large"));
   });
   CHECK(read_bytes(target) == before);
   CHECK(dir.listing() == std::vector<std::string>{"model.tn"});
@@ -98,9 +97,9 @@ TEST_CASE("io atomic write: a failed rename removes the temporary file", "[io][a
 TEST_CASE("io atomic write: a directory that does not exist", "[io][atomic]") {
   TempDir dir;
   const auto target = dir / "gone" / "w.tn";
-  CHECK_THROWS_MATCHES(save_state_dict(small_dict(1), target), FileError,
-                       Says("cannot create a temporary file next to '" + target.string() + "'") &&
-                           Says("No such file or directory"));
+  CHECK_THROWS_MATCHES(
+      save_state_dict(small_dict(1), target), FileError,
+      Says("cannot create a temporary file next to '" + target.string() + "'") && Says("No such file or directory"));
   CHECK_THROWS_MATCHES(save_state_dict(small_dict(1), dir.path() / ""), FileError, Says("does not name a file"));
 }
 

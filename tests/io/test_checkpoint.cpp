@@ -19,7 +19,8 @@ struct TinyNet {
   Tensor w1, w2;
 
   explicit TinyNet(Generator& g)
-      : w1(uniform({8, 4}, -0.5, 0.5, {}, g).requires_grad_()), w2(uniform({3, 8}, -0.5, 0.5, {}, g).requires_grad_()) {}
+      : w1(uniform({8, 4}, -0.5, 0.5, {}, g).requires_grad_()),
+        w2(uniform({3, 8}, -0.5, 0.5, {}, g).requires_grad_()) {}
 
   Tensor forward(const Tensor& x, Generator& g) const {
     return linear(dropout(relu(linear(x, w1)), 0.25, true, g), w2);

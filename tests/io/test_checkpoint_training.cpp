@@ -1,10 +1,8 @@
 #include <catch2/catch.hpp>
-
-#include <tinynet/io/io.hpp>
-#include <tinynet/tinynet.hpp>
-
 #include <cstring>
 #include <filesystem>
+#include <tinynet/io/io.hpp>
+#include <tinynet/tinynet.hpp>
 
 using namespace tinynet;
 
@@ -12,7 +10,6 @@ namespace {
 
 using Net = nn::Sequential<nn::Input<1, 8, 8>, nn::Conv2d<4, 3>, nn::ReLU, nn::MaxPool2d<2>, nn::Dropout, nn::Flatten,
                            nn::Linear<16>, nn::ReLU, nn::Dropout, nn::Linear<3>, nn::LogSoftmax>;
-
 
 // Batches depend only on the step index, never on the default generator (dropout uses that).
 struct Run {

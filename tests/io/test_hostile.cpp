@@ -197,9 +197,9 @@ TEST_CASE("io hostile: malformed tensor headers", "[io][hostile]") {
 
 TEST_CASE("io hostile: files that cannot be read are FileErrors naming the path", "[io][hostile]") {
   TempDir dir;
-  CHECK_THROWS_MATCHES(load_state_dict_file(dir / "missing.tn"), FileError,
-                       Says("cannot open '" + (dir / "missing.tn").string() + "'") &&
-                           Says("No such file or directory"));
+  CHECK_THROWS_MATCHES(
+      load_state_dict_file(dir / "missing.tn"), FileError,
+      Says("cannot open '" + (dir / "missing.tn").string() + "'") && Says("No such file or directory"));
   CHECK_THROWS_MATCHES(load_state_dict_file(dir.path()), FileError, Says("is not a regular file"));
   write_bytes(dir / "empty.tn", {});
   CHECK_THROWS_MATCHES(load_state_dict_file(dir / "empty.tn"), FormatError,

@@ -137,8 +137,8 @@ TEST_CASE("io model: mismatches name the tensor and leave the model untouched", 
     Bytes b = read_bytes(path);
     b[b.size() - 2] ^= std::byte{1};
     write_bytes(path, b);
-    CHECK_THROWS_MATCHES(load(model, path), FormatError, Says("load: '" + path.string() + "'") &&
-                                                             Says("payload checksum mismatch"));
+    CHECK_THROWS_MATCHES(load(model, path), FormatError,
+                         Says("load: '" + path.string() + "'") && Says("payload checksum mismatch"));
     expect_untouched();
   }
 }
@@ -147,6 +147,5 @@ TEST_CASE("io model: a long list of mismatches is cut short", "[io][model]") {
   StateDict expected, file;
   for (int i = 0; i < 30; ++i) expected.insert(tinynet::detail::concat("p", i), zeros({1}));
   CHECK_THROWS_MATCHES(io::detail::check_state_dict_matches(expected, file, "src"), StateDictError,
-                       Says("missing entry 'p19'") && Says("and 10 more") &&
-                           !Says("missing entry 'p20'"));
+                       Says("missing entry 'p19'") && Says("and 10 more") && !Says("missing entry 'p20'"));
 }

@@ -37,12 +37,13 @@ TEST_CASE("io round trip: every dtype at ranks 0 to 6, bitwise, through a file",
   std::uint64_t seed = 1;
   for (DType dt : {DType::float32, DType::float64, DType::int32, DType::int64})
     for (int rank = 0; rank <= Shape::kMaxRank; ++rank)
-      sd.insert(std::string(dtype_name(dt)) + ".rank" + std::to_string(rank), random_bits(shape_of_rank(rank), dt, seed++));
+      sd.insert(std::string(dtype_name(dt)) + ".rank" + std::to_string(rank),
+                random_bits(shape_of_rank(rank), dt, seed++));
   // Special values at known places, so the test does not rely on chance to contain them.
-  sd.insert("specials", from_vector<double>({-0.0, std::numeric_limits<double>::infinity(),
-                                             std::numeric_limits<double>::quiet_NaN(),
-                                             std::numeric_limits<double>::denorm_min()},
-                                            {4}));
+  sd.insert("specials",
+            from_vector<double>({-0.0, std::numeric_limits<double>::infinity(),
+                                 std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::denorm_min()},
+                                {4}));
   sd.insert("empty", empty({0, 5}));
   sd.insert("int64 extremes", from_vector<std::int64_t>({INT64_MIN, INT64_MAX, -1}, {3}));
 
@@ -105,8 +106,8 @@ TEST_CASE("io format: the bytes match the layout documented in docs/file-format.
   REQUIRE(actual.size() > 32);
   // Spot checks of the header, against numbers worked out by hand.
   CHECK(std::memcmp(actual.data(), "TINYNET\0", 8) == 0);
-  CHECK(actual[8] == std::byte{1});                                  // version 1
-  CHECK(actual[12] == std::byte{1});                                 // kind: weights
+  CHECK(actual[8] == std::byte{1});                                                // version 1
+  CHECK(actual[12] == std::byte{1});                                               // kind: weights
   CHECK(actual[16] == std::byte{static_cast<unsigned char>(actual.size() - 32)});  // payload length
-  CHECK(actual[32] == std::byte{1});                                 // little-endian flag
+  CHECK(actual[32] == std::byte{1});                                               // little-endian flag
 }

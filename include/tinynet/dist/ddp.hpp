@@ -20,8 +20,8 @@
 ///
 /// Every parameter must receive a gradient in every backward, unless
 /// `find_unused_parameters` is set: then each forward walks the tape back from its output
-/// and counts the parameters it cannot reach as done with a zero gradient. Buffers (BatchNorm's running statistics) are taken from rank 0 at construction and,
-/// as in PyTorch, again before every forward (`broadcast_buffers`). `no_sync()`
+/// and counts the parameters it cannot reach as done with a zero gradient. Buffers (BatchNorm's running statistics) are
+/// taken from rank 0 at construction and, as in PyTorch, again before every forward (`broadcast_buffers`). `no_sync()`
 /// accumulates gradients over several backward passes without communicating.
 
 #include <algorithm>
@@ -69,11 +69,11 @@ namespace detail {
 class Reducer {
  public:
   struct Bucket {
-    std::vector<std::size_t> params;     // indices into params_
-    std::vector<std::int64_t> offsets;   // element offset of each in `flat`
+    std::vector<std::size_t> params;    // indices into params_
+    std::vector<std::int64_t> offsets;  // element offset of each in `flat`
     Tensor flat;
-    std::vector<Tensor> views;           // each parameter's part of `flat`, shaped like it
-    std::size_t pending = 0;             // parameters whose gradient this pass still lacks
+    std::vector<Tensor> views;  // each parameter's part of `flat`, shaped like it
+    std::size_t pending = 0;    // parameters whose gradient this pass still lacks
     std::exception_ptr error;
     bool done = false;
   };
@@ -120,7 +120,8 @@ class Reducer {
   void on_grad_ready(std::size_t i) {
     TINYNET_CHECK(Error, !ready_[i], "DistributedDataParallel: parameter '", params_[i].first,
                   "' got a second gradient before the reduction of the first finished; parameters without a "
-                  "gradient stall it: ", unready());
+                  "gradient stall it: ",
+                  unready());
     buckets_[bucket_of_[i]].views[slot_of_[i]].copy_(params_[i].second.grad());
     ready(i);
   }
@@ -159,7 +160,8 @@ class Reducer {
     for (Bucket& b : buckets_) {
       const Tensor& last = params_[b.params.back()].second;
       b.flat = empty({b.offsets.back() + last.numel()}, {last.dtype(), last.device(), false});
-      for (std::size_t k = 0; k < b.params.size(); ++k) b.views.push_back(slice(b.flat, b.offsets[k], params_[b.params[k]].second.shape()));
+      for (std::size_t k = 0; k < b.params.size(); ++k)
+        b.views.push_back(slice(b.flat, b.offsets[k], params_[b.params[k]].second.shape()));
       b.pending = b.params.size();
     }
   }
@@ -213,7 +215,8 @@ class Reducer {
   void finish() {
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return std::all_of(buckets_.begin(), buckets_.end(), [](const Bucket& b) { return b.done; }); });
+      cv_.wait(lock,
+               [&] { return std::all_of(buckets_.begin(), buckets_.end(), [](const Bucket& b) { return b.done; }); });
     }
     next_launch_ = 0;
     std::fill(ready_.begin(), ready_.end(), false);
@@ -235,8 +238,10 @@ class Reducer {
     for (Bucket& b : buckets_)
       for (std::size_t k = 0; k < b.params.size(); ++k) {
         Tensor& p = params_[b.params[k]].second;
-        if (p.grad().defined()) p.grad().copy_(b.views[k]);
-        else p.set_grad(b.views[k].clone());  // unused here: the other ranks' average
+        if (p.grad().defined())
+          p.grad().copy_(b.views[k]);
+        else
+          p.set_grad(b.views[k].clone());  // unused here: the other ranks' average
       }
   }
 
@@ -292,7 +297,9 @@ class DistributedDataParallel {
   /// its DDP at the same point. Throws DistConfigError naming the first difference when
   /// the ranks' models or bucket layouts differ.
   DistributedDataParallel(M& module, std::shared_ptr<ProcessGroup> pg, DistributedDataParallelOptions opts = {})
-      : module_(module), pg_(std::move(pg)), broadcast_buffers_(opts.broadcast_buffers),
+      : module_(module),
+        pg_(std::move(pg)),
+        broadcast_buffers_(opts.broadcast_buffers),
         find_unused_(opts.find_unused_parameters) {
     TINYNET_CHECK(ValueError, pg_ != nullptr, "DistributedDataParallel: no process group");
     TINYNET_CHECK(ValueError, opts.bucket_cap_mb > 0 && opts.first_bucket_cap_mb > 0,
@@ -351,8 +358,10 @@ class DistributedDataParallel {
     if (broadcast_buffers_ && pg_->size() > 1) broadcast_buffers();
     decltype(auto) out = module_(std::forward<Args>(args)...);
     if (find_unused_ && reducer_->sync) {
-      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(out)>, Tensor>) mark_unused(out);
-      else throw ValueError("DistributedDataParallel: find_unused_parameters needs a forward that returns a Tensor");
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(out)>, Tensor>)
+        mark_unused(out);
+      else
+        throw ValueError("DistributedDataParallel: find_unused_parameters needs a forward that returns a Tensor");
     }
     return out;
   }
@@ -371,8 +380,10 @@ class DistributedDataParallel {
  private:
   std::string description() const {
     std::ostringstream d;
-    for (const auto& [name, t] : module_.named_parameters()) d << "parameter " << name << " " << t.shape() << " " << t.dtype() << "\n";
-    for (const auto& [name, t] : module_.named_buffers()) d << "buffer " << name << " " << t.shape() << " " << t.dtype() << "\n";
+    for (const auto& [name, t] : module_.named_parameters())
+      d << "parameter " << name << " " << t.shape() << " " << t.dtype() << "\n";
+    for (const auto& [name, t] : module_.named_buffers())
+      d << "buffer " << name << " " << t.shape() << " " << t.dtype() << "\n";
     for (const auto& b : bucket_names()) d << "bucket of " << b.size() << " starting at " << b.front() << "\n";
     return d.str();
   }
@@ -404,9 +415,10 @@ class DistributedDataParallel {
       } catch (const DistError&) {
         // A rank gone already: the mismatch is still the error to report.
       }
-      throw DistConfigError("DistributedDataParallel: rank " + std::to_string(pg_->rank()) + "'s model differs from rank " +
-                            std::to_string(r) + "'s: entry " + std::to_string(i + 1) + " is " + here + " here and " +
-                            there + " on rank " + std::to_string(r) + "; every rank must build the same model");
+      throw DistConfigError("DistributedDataParallel: rank " + std::to_string(pg_->rank()) +
+                            "'s model differs from rank " + std::to_string(r) + "'s: entry " + std::to_string(i + 1) +
+                            " is " + here + " here and " + there + " on rank " + std::to_string(r) +
+                            "; every rank must build the same model");
     }
   }
 
@@ -423,15 +435,19 @@ class DistributedDataParallel {
     std::unordered_set<const void*> reached;
     std::unordered_set<const autograd::Node*> seen;
     std::vector<const autograd::Node*> todo;
-    if (out.grad_fn()) todo.push_back(out.grad_fn().get());
-    else reached.insert(out.impl_ptr().get());  // the output is a parameter itself
+    if (out.grad_fn())
+      todo.push_back(out.grad_fn().get());
+    else
+      reached.insert(out.impl_ptr().get());  // the output is a parameter itself
     while (!todo.empty()) {
       const autograd::Node* n = todo.back();
       todo.pop_back();
       if (!seen.insert(n).second) continue;
       for (const autograd::Edge& e : n->next) {
-        if (e.fn) todo.push_back(e.fn.get());
-        else if (e.leaf) reached.insert(e.leaf.get());
+        if (e.fn)
+          todo.push_back(e.fn.get());
+        else if (e.leaf)
+          reached.insert(e.leaf.get());
       }
     }
     const auto& params = reducer_->params();

@@ -17,11 +17,11 @@ namespace tinynet::dist {
 struct LaunchEnv {
   int rank = 0;
   int world_size = 1;
-  int local_rank = 0;          ///< LOCAL_RANK, 0 when unset
-  std::string master_addr;     ///< MASTER_ADDR
-  int master_port = 0;         ///< MASTER_PORT
+  int local_rank = 0;            ///< LOCAL_RANK, 0 when unset
+  std::string master_addr;       ///< MASTER_ADDR
+  int master_port = 0;           ///< MASTER_PORT
   bool use_agent_store = false;  ///< TORCHELASTIC_USE_AGENT_STORE=True: the launcher hosts the store
-  int restart_count = 0;       ///< TORCHELASTIC_RESTART_COUNT, 0 when unset
+  int restart_count = 0;         ///< TORCHELASTIC_RESTART_COUNT, 0 when unset
 };
 
 namespace detail {
@@ -41,8 +41,8 @@ inline std::optional<long long> env_int(const char* name, long long lo, long lon
   const long long n = std::strtoll(v->c_str(), &end, 10);
   TINYNET_CHECK(DistConfigError, !v->empty() && *end == '\0' && errno == 0, "environment variable ", name, "='", *v,
                 "' is not an integer (", meaning, ")");
-  TINYNET_CHECK(DistConfigError, n >= lo && n <= hi, "environment variable ", name, "=", n, " is out of range: ",
-                meaning, " must be in [", lo, ", ", hi, "]");
+  TINYNET_CHECK(DistConfigError, n >= lo && n <= hi, "environment variable ", name, "=", n,
+                " is out of range: ", meaning, " must be in [", lo, ", ", hi, "]");
   return n;
 }
 
@@ -87,7 +87,8 @@ inline LaunchEnv read_launch_env(bool need_master = true) {
     e.use_agent_store = *agent == "True";
   }
   e.restart_count = static_cast<int>(
-      detail::env_int("TORCHELASTIC_RESTART_COUNT", 0, 1 << 20, "how often torchrun restarted the workers").value_or(0));
+      detail::env_int("TORCHELASTIC_RESTART_COUNT", 0, 1 << 20, "how often torchrun restarted the workers")
+          .value_or(0));
   return e;
 }
 

@@ -6,9 +6,8 @@
 /// left over from an earlier run) is an error, which is how a stale store is detected.
 /// `add` keeps its counter in a file of its own under an flock.
 
-#include <sys/file.h>
-
 #include <gloo/rendezvous/file_store.h>
+#include <sys/file.h>
 
 #include <filesystem>
 #include <functional>
@@ -23,8 +22,8 @@ namespace tinynet::dist {
 namespace detail {
 /// Gloo's FileStore with its (protected) non-blocking check made callable.
 struct GlooFileStore : gloo::rendezvous::FileStore {
-  using gloo::rendezvous::FileStore::FileStore;
   using gloo::rendezvous::FileStore::check;
+  using gloo::rendezvous::FileStore::FileStore;
 };
 }  // namespace detail
 

@@ -30,7 +30,7 @@ struct GlooOptions {
   /// the host name.
   std::string hostname{};
   /// Network interface to listen on ("eth0"), as GLOO_SOCKET_IFNAME gives it.
-  std::string interface{};
+  std::string interface {};
 };
 
 class GlooGroup : public ProcessGroup {
@@ -39,17 +39,19 @@ class GlooGroup : public ProcessGroup {
   /// Throws DistError (or DistTimeoutError) naming this rank when the mesh cannot form.
   GlooGroup(std::shared_ptr<Store> store, int rank, int size, GlooOptions opts = {})
       : ProcessGroup(rank, size, store, opts.timeout) {
-    TINYNET_CHECK(DistConfigError, size >= 1 && rank >= 0 && rank < size, "GlooGroup: rank ", rank,
-                  " is not in [0, ", size, ")");
+    TINYNET_CHECK(DistConfigError, size >= 1 && rank >= 0 && rank < size, "GlooGroup: rank ", rank, " is not in [0, ",
+                  size, ")");
     // Gloo writes to its sockets without MSG_NOSIGNAL: a peer that died would kill this
     // process with SIGPIPE instead of raising "Connection closed by peer". Ignore it unless
     // the program installed its own handler.
-    struct sigaction old{};
+    struct sigaction old {};
     if (::sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) std::signal(SIGPIPE, SIG_IGN);
     try {
       gloo::transport::tcp::attr attr;
-      if (!opts.interface.empty()) attr.iface = opts.interface;
-      else if (!opts.hostname.empty()) attr.hostname = opts.hostname;
+      if (!opts.interface.empty())
+        attr.iface = opts.interface;
+      else if (!opts.hostname.empty())
+        attr.hostname = opts.hostname;
       else {
         char host[256] = {};
         ::gethostname(host, sizeof host - 1);
@@ -73,8 +75,8 @@ class GlooGroup : public ProcessGroup {
 
   void allreduce(Tensor& t, ReduceOp op = ReduceOp::sum, std::optional<Milliseconds> timeout = {}) override {
     check_args("allreduce", t, Device::cpu());
-    TINYNET_CHECK(TypeError, op == ReduceOp::sum || is_floating(t.dtype()), "allreduce avg needs a floating tensor, got ",
-                  t.dtype());
+    TINYNET_CHECK(TypeError, op == ReduceOp::sum || is_floating(t.dtype()),
+                  "allreduce avg needs a floating tensor, got ", t.dtype());
     run("allreduce", describe(t) + ", " + reduce_op_name(op), [&](std::uint32_t tag) {
       if (t.numel() == 0) return;
       dispatch_all(t.dtype(), [&]<typename T>() {

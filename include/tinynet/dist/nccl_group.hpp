@@ -37,8 +37,8 @@ class NcclGroup : public ProcessGroup {
       this->store().set("nccl/unique_id", std::string(reinterpret_cast<const char*>(&id), sizeof id));
     }
     const std::string bytes = this->store().get("nccl/unique_id");
-    TINYNET_CHECK(DistError, bytes.size() == sizeof id, who(), ": NCCL unique id of ", bytes.size(), " bytes, expected ",
-                  sizeof id);
+    TINYNET_CHECK(DistError, bytes.size() == sizeof id, who(), ": NCCL unique id of ", bytes.size(),
+                  " bytes, expected ", sizeof id);
     std::memcpy(&id, bytes.data(), sizeof id);
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
@@ -50,8 +50,10 @@ class NcclGroup : public ProcessGroup {
   NcclGroup& operator=(const NcclGroup&) = delete;
   ~NcclGroup() override {
     if (comm_ != nullptr) {
-      if (broken_.empty()) ncclCommDestroy(comm_);
-      else ncclCommAbort(comm_);
+      if (broken_.empty())
+        ncclCommDestroy(comm_);
+      else
+        ncclCommAbort(comm_);
     }
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
@@ -89,18 +91,21 @@ class NcclGroup : public ProcessGroup {
       check_cuda(cudaSetDevice(device_), "cudaSetDevice");
       check_cuda(cudaMalloc(&barrier_buf_, sizeof(float)), "cudaMalloc");
     }
-    run_locked("barrier", "", timeout, [&] {
-      return ncclAllReduce(barrier_buf_, barrier_buf_, 1, ncclFloat32, ncclSum, comm_, stream_);
-    });
+    run_locked("barrier", "", timeout,
+               [&] { return ncclAllReduce(barrier_buf_, barrier_buf_, 1, ncclFloat32, ncclSum, comm_, stream_); });
   }
 
  private:
   static ncclDataType_t nccl_type(DType t) {
     switch (t) {
-      case DType::float32: return ncclFloat32;
-      case DType::float64: return ncclFloat64;
-      case DType::int32: return ncclInt32;
-      case DType::int64: return ncclInt64;
+      case DType::float32:
+        return ncclFloat32;
+      case DType::float64:
+        return ncclFloat64;
+      case DType::int32:
+        return ncclInt32;
+      case DType::int64:
+        return ncclInt64;
     }
     throw TypeError("NcclGroup: unsupported dtype");
   }
@@ -109,8 +114,8 @@ class NcclGroup : public ProcessGroup {
     TINYNET_CHECK(DistError, e == cudaSuccess, who(), ": ", op, " failed: ", cudaGetErrorString(e));
   }
   void check_nccl(ncclResult_t r, const char* op) const {
-    TINYNET_CHECK(DistError, r == ncclSuccess || r == ncclInProgress, who(), ": ", op, " failed: ",
-                  ncclGetErrorString(r));
+    TINYNET_CHECK(DistError, r == ncclSuccess || r == ncclInProgress, who(), ": ", op,
+                  " failed: ", ncclGetErrorString(r));
   }
 
   // Polls the communicator until the enqueued call is accepted; aborts it on error or timeout.

@@ -113,7 +113,8 @@ inline int sync_directory(const std::filesystem::path& dir) {
 
 /// Atomically replaces `path` with `bytes` (see the file comment).
 /// Throws FileError naming `op`, the path and the system's reason.
-inline void write_file_atomic(const std::filesystem::path& path, std::span<const std::byte> bytes, std::string_view op) {
+inline void write_file_atomic(const std::filesystem::path& path, std::span<const std::byte> bytes,
+                              std::string_view op) {
   const std::filesystem::path name = path.filename();
   if (name.empty() || name == "." || name == "..")
     throw FileError(tinynet::detail::concat(op, ": '", path.string(), "' does not name a file"));

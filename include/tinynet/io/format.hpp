@@ -35,8 +35,10 @@ enum class FileKind : std::uint32_t { weights = 1, checkpoint = 2 };
 
 constexpr const char* file_kind_name(FileKind k) {
   switch (k) {
-    case FileKind::weights: return "weights";
-    case FileKind::checkpoint: return "checkpoint";
+    case FileKind::weights:
+      return "weights";
+    case FileKind::checkpoint:
+      return "checkpoint";
   }
   return "?";
 }

@@ -33,8 +33,8 @@ inline void check_state_dict_matches(const StateDict& expected, const StateDict&
   std::vector<std::string> problems;
   for (const auto& [name, want] : expected) {
     if (!file.contains(name)) {
-      problems.push_back(tinynet::detail::concat("missing entry '", name, "' (the model has ", want.dtype(), " ",
-                                                 want.shape(), ")"));
+      problems.push_back(
+          tinynet::detail::concat("missing entry '", name, "' (the model has ", want.dtype(), " ", want.shape(), ")"));
       continue;
     }
     const Tensor& got = file.at(name);

@@ -21,7 +21,6 @@
 /// bytes that remain, and only then allocates and lets cereal fill the memory.
 
 #include <cereal/archives/portable_binary.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -44,21 +43,30 @@ namespace tinynet::io::detail {
 /// dtype, so zeroed bytes are caught.
 inline std::uint8_t dtype_code(DType t) {
   switch (t) {
-    case DType::float32: return 1;
-    case DType::float64: return 2;
-    case DType::int32: return 3;
-    case DType::int64: return 4;
+    case DType::float32:
+      return 1;
+    case DType::float64:
+      return 2;
+    case DType::int32:
+      return 3;
+    case DType::int64:
+      return 4;
   }
   throw TypeError("tinynet files: unknown dtype");
 }
 
 inline std::optional<DType> dtype_from_code(std::uint8_t code) {
   switch (code) {
-    case 1: return DType::float32;
-    case 2: return DType::float64;
-    case 3: return DType::int32;
-    case 4: return DType::int64;
-    default: return std::nullopt;
+    case 1:
+      return DType::float32;
+    case 2:
+      return DType::float64;
+    case 3:
+      return DType::int32;
+    case 4:
+      return DType::int64;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -129,7 +137,9 @@ class PayloadReader {
  public:
   /// `payload` must start with the little-endian flag (checked by decode_payload).
   PayloadReader(std::span<const std::byte> payload, std::string_view source)
-      : source_(source), buf_(payload), is_(&buf_),
+      : source_(source),
+        buf_(payload),
+        is_(&buf_),
         // The option names the endianness to load *into*: the host's. cereal swaps when the
         // stream's flag (little) differs from it.
         ar_(is_, cereal::PortableBinaryInputArchive::Options::Default()) {}
@@ -201,10 +211,10 @@ inline std::pair<std::string, Tensor> decode_entry(PayloadReader& r, std::uint64
 
   const auto code = r.scalar<std::uint8_t>("entry '", shown, "''s dtype");
   const std::optional<DType> dtype = dtype_from_code(code);
-  if (!dtype)
-    r.fail("entry '", shown, "' has unknown dtype code ", +code, " (1 float32, 2 float64, 3 int32, 4 int64)");
+  if (!dtype) r.fail("entry '", shown, "' has unknown dtype code ", +code, " (1 float32, 2 float64, 3 int32, 4 int64)");
   const auto rank = r.scalar<std::uint8_t>("entry '", shown, "''s rank");
-  if (rank > Shape::kMaxRank) r.fail("entry '", shown, "' has rank ", +rank, ", more than the maximum of ", Shape::kMaxRank);
+  if (rank > Shape::kMaxRank)
+    r.fail("entry '", shown, "' has rank ", +rank, ", more than the maximum of ", Shape::kMaxRank);
 
   Shape shape;
   // Product of the non-zero extents must fit int64 (Shape::numel multiplies them in order).

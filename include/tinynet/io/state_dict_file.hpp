@@ -54,8 +54,7 @@ inline Decoded read_file(const std::filesystem::path& path, std::string_view op)
   std::byte head[kHeaderSize];
   const std::ptrdiff_t got = read_all(f.fd.get(), head, kHeaderSize);
   if (got < 0) fail_file(op, "cannot read", path, static_cast<int>(-got));
-  const Header h =
-      parse_header(std::span<const std::byte>(head, static_cast<std::size_t>(got)), f.size, source);
+  const Header h = parse_header(std::span<const std::byte>(head, static_cast<std::size_t>(got)), f.size, source);
   std::vector<std::byte> payload(static_cast<std::size_t>(h.payload_size));
   const std::ptrdiff_t n = read_all(f.fd.get(), payload.data(), payload.size());
   if (n < 0) fail_file(op, "cannot read", path, static_cast<int>(-n));
@@ -86,8 +85,7 @@ inline void write_file(const StateDict& sd, FileKind kind, const std::filesystem
 /// Writes `sd` to `path` (like torch.save of a state_dict). The write is atomic and
 /// durable (io/file.hpp): on any error a file already at `path` is left untouched.
 /// Tensors on a device are copied to the host. Throws FileError when the system refuses.
-inline void save_state_dict(const StateDict& sd, const std::filesystem::path& path,
-                            FileKind kind = FileKind::weights) {
+inline void save_state_dict(const StateDict& sd, const std::filesystem::path& path, FileKind kind = FileKind::weights) {
   io::detail::write_file(sd, kind, path, "save_state_dict");
 }
 

@@ -21,8 +21,12 @@ class BatchNorm2d : public Module<BatchNorm2d> {
   };
 
   explicit BatchNorm2d(std::int64_t channels, double eps = 1e-5, double momentum = 0.1)
-      : weight_(ones(Shape{detail::positive(channels, "BatchNorm2d", "channels")})), bias_(zeros(Shape{channels})), running_mean_(zeros(Shape{channels})),
-        running_var_(ones(Shape{channels})), num_batches_tracked_(zeros(Shape{}, {DType::int64})), eps_(eps),
+      : weight_(ones(Shape{detail::positive(channels, "BatchNorm2d", "channels")})),
+        bias_(zeros(Shape{channels})),
+        running_mean_(zeros(Shape{channels})),
+        running_var_(ones(Shape{channels})),
+        num_batches_tracked_(zeros(Shape{}, {DType::int64})),
+        eps_(eps),
         momentum_(momentum) {
     weight_.requires_grad_();
     bias_.requires_grad_();

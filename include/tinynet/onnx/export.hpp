@@ -26,12 +26,12 @@
 #include "tinynet/io/file.hpp"
 #include "tinynet/io/pytorch_model.hpp"
 #include "tinynet/nn/activation.hpp"
-#include "tinynet/nn/batchnorm.hpp"
+#include "tinynet/nn/batch_norm.hpp"
 #include "tinynet/nn/conv2d.hpp"
 #include "tinynet/nn/dropout.hpp"
 #include "tinynet/nn/flatten.hpp"
 #include "tinynet/nn/linear.hpp"
-#include "tinynet/nn/pooling.hpp"
+#include "tinynet/nn/pool2d.hpp"
 #include "tinynet/onnx/protobuf.hpp"
 
 namespace tinynet::onnx {

@@ -103,8 +103,10 @@ inline Fd connect_with_retry(const std::string& host, int port, Clock::time_poin
             pollfd p{fd.get(), POLLOUT, 0};
             const int n = ::poll(&p, 1, std::max(1, std::min(millis_until(deadline), 2000)));
             socklen_t len = sizeof err;
-            if (n == 1) ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-            else err = ETIMEDOUT;
+            if (n == 1)
+              ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+            else
+              err = ETIMEDOUT;
           }
         }
         if (err == 0) {
@@ -175,8 +177,9 @@ inline std::string local_address_toward(const std::string& host) {
     socklen_t len = sizeof ss;
     if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) continue;
     char buf[INET6_ADDRSTRLEN] = {};
-    const void* a = ss.ss_family == AF_INET ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&ss)->sin_addr)
-                                            : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr);
+    const void* a = ss.ss_family == AF_INET
+                        ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&ss)->sin_addr)
+                        : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr);
     if (::inet_ntop(ss.ss_family, a, buf, sizeof buf) != nullptr) out = buf;
   }
   ::freeaddrinfo(res);
