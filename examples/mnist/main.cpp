@@ -227,9 +227,10 @@ int run(const Options& o) {
   const Distributed dist = o.evaluate.empty() ? init_distributed(o) : Distributed{};
   // A data-parallel rank trains where its backend works: the CPU with Gloo, its GPU with NCCL.
   const Device device = dist.group ? dist.device : pick_device(o);
-  std::fprintf(stderr, "%stinynet mnist: model %s, optimizer %s, %d threads (%s), %s\n", dist.prefix().c_str(),
-               o.model.c_str(), o.optimizer.c_str(), get_num_threads(), o.threads > 0 ? "--threads" : env.source,
-               device.str().c_str());
+  std::fprintf(stderr, "%stinynet mnist: model %s, optimizer %s, %d threads (%s), %s, CPU kernels %s\n",
+               dist.prefix().c_str(), o.model.c_str(), o.optimizer.c_str(), get_num_threads(),
+               o.threads > 0 ? "--threads" : env.source, device.str().c_str(),
+               backend::cpu::isa_name(backend::cpu::isa()));
   manual_seed(o.seed);
   if (o.model == "lenet")
     return o.evaluate.empty() ? train(o, dist, make_lenet(), device) : evaluate(o, make_lenet(), device);

@@ -1,4 +1,5 @@
-// The CPU backend's own small kernels against double-precision loops, over the remainders
+// The CPU backend's own small kernels against double-precision loops, at the vector level
+// in use (CTest runs this file once per level the machine has, with TINYNET_CPU_ISA), over the remainders
 // their blocking leaves (rows and columns not a multiple of the register block, k not a
 // multiple of 16) and leading dimensions wider than the matrices, whose padding must stay
 // untouched; then each float32 convolution path through the backend's entry points. The
@@ -12,14 +13,34 @@
 #include <memory>
 #include <random>
 #include <tinynet/backend/cpu/conv2d.hpp>
-#include <tinynet/backend/cpu/detail/gemm_nt.hpp>
-#include <tinynet/backend/cpu/detail/gemm_rows.hpp>
-#include <tinynet/backend/cpu/detail/short_runs.hpp>
+#include <tinynet/backend/cpu/kernels_for_isa.hpp>
 #include <vector>
 
-#if defined(TINYNET_CPU_AVX512)
-
 namespace {
+
+namespace cpu = tinynet::backend::cpu;
+
+/// Calls `call` (a function name and its arguments) in the namespace of the level in use.
+#if defined(TINYNET_CPU_X86)
+#define AT_LEVEL(call)                                                         \
+  (cpu::isa() == cpu::Isa::avx512 ? cpu::avx512::call                          \
+   : cpu::isa() == cpu::Isa::avx2 ? cpu::avx2::call                            \
+                                  : cpu::baseline::call)
+#else
+#define AT_LEVEL(call) cpu::baseline::call
+#endif
+
+/// Whether the level in use has the vector GEMM kernels (gemm_nt, gemm_rows); says so when not.
+bool has_vector_gemms() {
+  if (cpu::isa() != cpu::Isa::baseline) return true;
+  WARN("level " << cpu::isa_name(cpu::isa()) << ": gemm_nt and gemm_rows exist at the avx2 and avx512 levels only");
+  return false;
+}
+
+#if defined(TINYNET_CPU_X86)
+/// Calls `call` at the vector level in use (avx2 or avx512).
+#define AT_VECTOR_LEVEL(call) (cpu::isa() == cpu::Isa::avx512 ? cpu::avx512::call : cpu::avx2::call)
+#endif
 
 constexpr float kPad = -12345.0f;  // in the padding of C's rows; must survive
 
@@ -42,7 +63,9 @@ void check_sum(double got, double want, double scale) { REQUIRE(std::fabs(got - 
 
 }  // namespace
 
-TEST_CASE("gemm_nt: C += A B^T for every remainder of its 4 x 4 blocks", "[backend][cpu]") {
+#if defined(TINYNET_CPU_X86)
+TEST_CASE("gemm_nt: C += A B^T for every remainder of its blocks", "[backend][cpu]") {
+  if (!has_vector_gemms()) return;
   for (std::int64_t m = 1; m <= 9; ++m)
     for (std::int64_t n = 1; n <= 9; ++n)
       for (std::int64_t k : {0, 1, 15, 16, 17, 40, 600, 1100}) {
@@ -53,7 +76,7 @@ TEST_CASE("gemm_nt: C += A B^T for every remainder of its 4 x 4 blocks", "[backe
         auto c = random_floats(static_cast<std::size_t>(m * ldc), 3);
         for (std::int64_t o = 0; o < m; ++o) c[o * ldc + n] = c[o * ldc + n + 1] = kPad;
         const auto c0 = c;
-        tinynet::backend::cpu::gemm_nt(m, n, k, a.data(), lda, b.data(), ldb, c.data(), ldc);
+        AT_VECTOR_LEVEL(gemm_nt(m, n, k, a.data(), lda, b.data(), ldb, c.data(), ldc));
         for (std::int64_t o = 0; o < m; ++o) {
           for (std::int64_t r = 0; r < n; ++r) {
             double want = c0[o * ldc + r], scale = std::fabs(want);
@@ -69,7 +92,8 @@ TEST_CASE("gemm_nt: C += A B^T for every remainder of its 4 x 4 blocks", "[backe
       }
 }
 
-TEST_CASE("gemm_rows: C = A B (+ bias, ReLU) for every remainder of its 8 x 48 blocks", "[backend][cpu]") {
+TEST_CASE("gemm_rows: C = A B (+ bias, ReLU) for every remainder of its blocks", "[backend][cpu]") {
+  if (!has_vector_gemms()) return;
   for (std::int64_t m : {1, 3, 7, 8, 9, 17})
     for (std::int64_t n : {1, 15, 16, 47, 48, 49, 100})
       for (std::int64_t k : {1, 7, 50})
@@ -80,8 +104,8 @@ TEST_CASE("gemm_rows: C = A B (+ bias, ReLU) for every remainder of its 8 x 48 b
                      b = random_floats(static_cast<std::size_t>(k * ldb), 5);
           const auto bias = random_floats(static_cast<std::size_t>(m), 6);
           std::vector<float> c(static_cast<std::size_t>(m * ldc), kPad);
-          tinynet::backend::cpu::gemm_rows(m, n, k, a.data(), lda, b.data(), ldb, c.data(), ldc,
-                                           mode > 0 ? bias.data() : nullptr, mode == 2);
+          AT_VECTOR_LEVEL(gemm_rows(m, n, k, a.data(), lda, b.data(), ldb, c.data(), ldc,
+                                    mode > 0 ? bias.data() : nullptr, mode == 2));
           for (std::int64_t o = 0; o < m; ++o) {
             for (std::int64_t p = 0; p < n; ++p) {
               double want = mode > 0 ? bias[o] : 0.0, scale = std::fabs(want);
@@ -98,6 +122,8 @@ TEST_CASE("gemm_rows: C = A B (+ bias, ReLU) for every remainder of its 8 x 48 b
         }
 }
 
+#endif  // TINYNET_CPU_X86
+
 TEST_CASE("pack_rows: rows gathered into one run, several to a vector or one at a time", "[backend][cpu]") {
   for (std::int64_t n = 1; n <= 17; ++n)
     for (std::int64_t rows = 1; rows <= 20; ++rows) {
@@ -105,7 +131,7 @@ TEST_CASE("pack_rows: rows gathered into one run, several to a vector or one at 
       const std::int64_t stride = n + 3;
       const auto src = random_floats(static_cast<std::size_t>(rows * stride), 7);
       std::vector<float> dst(static_cast<std::size_t>(rows * n + 1), kPad);
-      tinynet::backend::cpu::pack_rows(dst.data(), src.data(), stride, rows, n);
+      AT_LEVEL(pack_rows(dst.data(), src.data(), stride, rows, n));
       for (std::int64_t r = 0; r < rows; ++r)
         for (std::int64_t x = 0; x < n; ++x) REQUIRE(dst[r * n + x] == src[r * stride + x]);
       REQUIRE(dst[rows * n] == kPad);
@@ -121,8 +147,10 @@ TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][c
   const Conv2dGeometry geometry[] = {{2, 16, 6, 7, 17, 3, 3, 1, 1, 1, 1, 6, 7},
                                      {2, 1, 9, 11, 5, 5, 5, 1, 1, 0, 0, 5, 7},
                                      {3, 4, 12, 12, 6, 5, 5, 1, 1, 0, 0, 8, 8}};
-  CHECK(tinynet::backend::cpu::uses_winograd<float>(geometry[0]));
-  CHECK(tinynet::backend::cpu::uses_one_channel<float>(geometry[1]));
+  // Winograd and the one-channel kernel exist at the avx512 level; elsewhere im2col + GEMM.
+  const bool avx512 = cpu::isa() == cpu::Isa::avx512;
+  CHECK(tinynet::backend::cpu::uses_winograd<float>(geometry[0]) == avx512);
+  CHECK(tinynet::backend::cpu::uses_one_channel<float>(geometry[1]) == avx512);
   CHECK(tinynet::backend::cpu::cpu_group(geometry[2]) == 3);
   for (std::size_t t = 0; t < 3; ++t) {
     const Conv2dGeometry& g = geometry[t];
@@ -189,5 +217,3 @@ TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][c
     for (std::size_t i = 0; i < want_dx.size(); ++i) check_sum(dx[i], want_dx[i], scale_dx[i]);
   }
 }
-
-#endif  // TINYNET_CPU_AVX512

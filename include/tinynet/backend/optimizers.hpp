@@ -49,9 +49,11 @@ struct SgdRule {
         maximize(a.maximize) {}
 
   /// The update on values: V is T, or Vec16f (sixteen floats) in the CPU's vector loop.
-  /// `b` is the momentum buffer's value (unused when momentum is 0).
+  /// `g` is the gradient's value, used as scratch; `b` the momentum buffer's value (unused
+  /// when momentum is 0). Vectors go by reference: by value they would change calling
+  /// convention between the per-level kernels and this shared code.
   template <typename V>
-  TINYNET_HOST_DEVICE void update(V& p, V g, V& b) const {
+  TINYNET_VECTOR_INLINE TINYNET_HOST_DEVICE void update(V& p, V& g, V& b) const {
     if (maximize) g = -g;
     if (use_wd) g = g + wd * p;
     if (use_mu) {
@@ -62,8 +64,8 @@ struct SgdRule {
   }
 
   TINYNET_HOST_DEVICE void operator()(std::int64_t i) const {
-    T p = param[i], b = use_mu ? buf[i] : T(0);
-    update(p, grad[i], b);
+    T p = param[i], g = grad[i], b = use_mu ? buf[i] : T(0);
+    update(p, g, b);
     param[i] = p;
     if (use_mu) buf[i] = b;
   }
@@ -103,9 +105,9 @@ struct AdadeltaRule {
         use_wd(a.weight_decay != 0),
         maximize(a.maximize) {}
 
-  /// The update on values: V is T, or Vec16f (sixteen floats) in the CPU's vector loop.
+  /// The update on values, as SgdRule's (`g` used as scratch).
   template <typename V>
-  TINYNET_HOST_DEVICE void update(V& p, V g, V& v, V& u) const {
+  TINYNET_VECTOR_INLINE TINYNET_HOST_DEVICE void update(V& p, V& g, V& v, V& u) const {
     using std::sqrt;
     if (maximize) g = -g;
     if (use_wd) g = g + wd * p;
@@ -117,8 +119,8 @@ struct AdadeltaRule {
   }
 
   TINYNET_HOST_DEVICE void operator()(std::int64_t i) const {
-    T p = param[i], v = square_avg[i], u = acc_delta[i];
-    update(p, grad[i], v, u);
+    T p = param[i], g = grad[i], v = square_avg[i], u = acc_delta[i];
+    update(p, g, v, u);
     param[i] = p;
     square_avg[i] = v;
     acc_delta[i] = u;

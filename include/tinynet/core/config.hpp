@@ -32,10 +32,20 @@
     "TINYNET_WITH_CUDA is set by tinynet itself: compile with nvcc, or define TINYNET_EMULATE_CUDA for the emulated device"
 #endif
 
-/// `TINYNET_CPU_AVX512`: the CPU kernels' AVX-512 paths are compiled (the target has
-/// AVX-512F, e.g. with -march=native on such a machine). Not under nvcc, whose front end
-/// does not take vector types into host-device code: CUDA translation units run the
-/// portable CPU loops.
-#if defined(__AVX512F__) && !defined(__CUDACC__)
-#define TINYNET_CPU_AVX512 1
+/// `TINYNET_CPU_X86`: the CPU kernels are compiled for each x86-64 vector level (baseline,
+/// AVX2 + FMA, AVX-512) with GCC's and Clang's target pragmas, whatever the compiler flags,
+/// and the level the CPU has is chosen at run time (backend/cpu/isa.hpp). Not under nvcc,
+/// whose front end does not take vector types into host-device code: CUDA translation
+/// units run the portable CPU loops.
+/// `TINYNET_VECTOR_INLINE` marks the shared rules that the per-level CPU kernels apply to
+/// vector values (backend/optimizers.hpp): always inlined, so that they compile at the
+/// caller's level; a call would pass the vectors from code built for the baseline level,
+/// under another calling convention.
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#define TINYNET_VECTOR_INLINE [[gnu::always_inline]] inline
+#else
+#define TINYNET_VECTOR_INLINE inline
+#endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__)
+#define TINYNET_CPU_X86 1
 #endif

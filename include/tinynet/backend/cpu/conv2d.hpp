@@ -8,226 +8,21 @@
 /// Weight and bias gradients are summed per chunk and then across chunks in a fixed
 /// order, so results do not depend on thread scheduling.
 
-#include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 #include "tinynet/backend/backend.hpp"
 #include "tinynet/backend/conv2d.hpp"
-#include "tinynet/backend/cpu/detail/conv2d_one_channel.hpp"
-#include "tinynet/backend/cpu/detail/gemm.hpp"
-#include "tinynet/backend/cpu/detail/gemm_nt.hpp"
-#include "tinynet/backend/cpu/detail/gemm_rows.hpp"
-#include "tinynet/backend/cpu/detail/short_runs.hpp"
-#include "tinynet/backend/cpu/detail/winograd.hpp"
-#include "tinynet/core/config.hpp"
+#include "tinynet/backend/cpu/detail/conv2d_plan.hpp"
+#include "tinynet/backend/cpu/kernels_for_isa.hpp"
 
 namespace tinynet::backend::cpu {
 
-/// Samples per GEMM: small outputs (LeNet's 8x8) are batched side by side so that each
-/// product has at least ~512 columns; large ones go one sample per product.
-inline std::int64_t cpu_group(const Conv2dGeometry& g) {
-  return std::max<std::int64_t>(1, std::min<std::int64_t>(g.n, 512 / g.col_cols()));
-}
-/// Elements of one group's column matrix.
-inline std::int64_t cpu_col_size(const Conv2dGeometry& g) { return g.col_size() * cpu_group(g); }
-/// Winograd F(2x2, 3x3) fits: stride-1 3x3 kernels, padding at most 2 (so that the input
-/// gradient is such a convolution too), and channels enough on both sides for its 16
-/// small GEMMs to beat one im2col GEMM (measured: bench/NOTES.md).
-inline bool winograd_shape(const Conv2dGeometry& g) {
-  return g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.ph <= 2 && g.pw <= 2 && g.c >= 16 && g.out_c >= 16;
-}
-/// The Winograd view of a group of `count` samples: the forward convolution, and the one
-/// that carries the output gradient back to the input (flipped filters, padding 2 - p).
-inline winograd::Shape winograd_forward(const Conv2dGeometry& g, std::int64_t count) {
-  return {g.kh, g.c, g.h, g.w, g.out_c, g.oh, g.ow, g.ph, g.pw, count};
-}
-inline winograd::Shape winograd_input_grad(const Conv2dGeometry& g, std::int64_t count) {
-  return {g.kh, g.out_c, g.oh, g.ow, g.c, g.h, g.w, 2 - g.ph, 2 - g.pw, count};
-}
-/// One input channel, stride 1, a kernel up to 5x5: the direct kernel fits.
-inline bool one_channel_shape(const Conv2dGeometry& g) {
-  return g.c == 1 && g.sh == 1 && g.sw == 1 && one_channel::supports(g.kh, g.kw);
-}
-inline one_channel::Shape one_channel_view(const Conv2dGeometry& g) {
-  return {g.h, g.w, g.out_c, g.kh, g.kw, g.ph, g.pw, g.oh, g.ow};
-}
-
-/// The Winograd, one-channel, gemm_rows and gemm_nt kernels exist for float32 in AVX-512
-/// builds.
-template <typename T>
-inline constexpr bool kAvx512Float =
-#if defined(TINYNET_CPU_AVX512)
-    std::is_same_v<T, float>;
-#else
-    false;
-#endif
-
-/// Whether the kernels for T take the Winograd path for g.
-template <typename T>
-bool uses_winograd(const Conv2dGeometry& g) {
-  return kAvx512Float<T> && winograd_shape(g);
-}
-
-/// Whether the kernels for T take the direct one-channel path for g's output.
-template <typename T>
-bool uses_one_channel(const Conv2dGeometry& g) {
-  return kAvx512Float<T> && one_channel_shape(g);
-}
-
-namespace detail {
-
-/// The output columns x whose input column x*sw - pw + j lies inside [0, w): [x0, x1).
-inline void valid_columns(const Conv2dGeometry& g, std::int64_t j, std::int64_t& x0, std::int64_t& x1) {
-  x0 = std::min(g.ow, std::max<std::int64_t>(0, (g.pw - j + g.sw - 1) / g.sw));
-  x1 = std::max(x0, std::min(g.ow, (g.w + g.pw - j + g.sw - 1) / g.sw));
-}
-
-}  // namespace detail
-
-/// col[(ci*kh + i)*kw + j, y*ow + x] = input[ci, y*sh - ph + i, x*sw - pw + j] (0 outside).
-/// `ld`: the distance between rows of col (col_cols() for one sample; more when samples
-/// sit side by side).
-template <typename T>
-void im2col(const Conv2dGeometry& g, const T* in, T* col, std::int64_t ld) {
-  if (g.stride1_unpadded()) {
-    for (std::int64_t ci = 0; ci < g.c; ++ci)
-      for (std::int64_t i = 0; i < g.kh; ++i)
-        for (std::int64_t j = 0; j < g.kw; ++j)
-          pack_rows(col + ((ci * g.kh + i) * g.kw + j) * ld, in + ci * g.h * g.w + i * g.w + j, g.w, g.oh, g.ow);
-    return;
-  }
-  for (std::int64_t ci = 0; ci < g.c; ++ci)
-    for (std::int64_t i = 0; i < g.kh; ++i)
-      for (std::int64_t j = 0; j < g.kw; ++j) {
-        T* row = col + ((ci * g.kh + i) * g.kw + j) * ld;
-        const T* plane = in + ci * g.h * g.w;
-        std::int64_t x0, x1;
-        detail::valid_columns(g, j, x0, x1);
-        for (std::int64_t y = 0; y < g.oh; ++y) {
-          const std::int64_t iy = y * g.sh - g.ph + i;
-          T* out = row + y * g.ow;
-          if (iy < 0 || iy >= g.h) {
-            fill_run(out, T(0), g.ow);
-            continue;
-          }
-          const T* src = plane + iy * g.w + x0 * g.sw - g.pw + j;
-          fill_run(out, T(0), x0);
-          if (g.sw == 1) {
-            copy_run(out + x0, src, x1 - x0);
-          } else {
-            for (std::int64_t x = x0; x < x1; ++x) out[x] = src[(x - x0) * g.sw];
-          }
-          fill_run(out + x1, T(0), g.ow - x1);
-        }
-      }
-}
-
-/// The adjoint of im2col: in[ci, iy, ix] += col[...] for every column entry that read it.
-template <typename T>
-void col2im_add(const Conv2dGeometry& g, const T* col, std::int64_t ld, T* in) {
-  for (std::int64_t ci = 0; ci < g.c; ++ci)
-    for (std::int64_t i = 0; i < g.kh; ++i)
-      for (std::int64_t j = 0; j < g.kw; ++j) {
-        const T* row = col + ((ci * g.kh + i) * g.kw + j) * ld;
-        T* plane = in + ci * g.h * g.w;
-        std::int64_t x0, x1;
-        detail::valid_columns(g, j, x0, x1);
-        for (std::int64_t y = 0; y < g.oh; ++y) {
-          const std::int64_t iy = y * g.sh - g.ph + i;
-          if (iy < 0 || iy >= g.h) continue;
-          const T* src = row + y * g.ow;
-          T* dst = plane + iy * g.w + x0 * g.sw - g.pw + j;
-          if (g.sw == 1) {
-            add_run(dst, src + x0, x1 - x0);
-          } else {
-            for (std::int64_t x = x0; x < x1; ++x) dst[(x - x0) * g.sw] += src[x];
-          }
-        }
-      }
-}
-
-/// col2im for stride-1 unpadded convolutions, as a gather: in[ci, iy, ix] (+)= the sum
-/// over (i, j) of col[(ci, i, j), (iy-i)*ow + ix-j] for the terms inside the output. Each
-/// input row is summed in registers and stored once; scattering shifted rows instead
-/// stalls on loads that overlap the previous (masked) stores. `accumulate` = false
-/// overwrites `in`.
-template <typename T>
-void col2im_gather(const Conv2dGeometry& g, const T* col, std::int64_t ld, T* in, bool accumulate) {
-  for (std::int64_t ci = 0; ci < g.c; ++ci)
-    for (std::int64_t iy = 0; iy < g.h; ++iy) {
-      const std::int64_t i0 = std::max<std::int64_t>(0, iy - (g.oh - 1)), i1 = std::min(g.kh - 1, iy);
-      T* dst = in + (ci * g.h + iy) * g.w;
-#if defined(TINYNET_CPU_AVX512)
-      if constexpr (sizeof(T) == 4) {
-        for (std::int64_t x0 = 0; x0 < g.w; x0 += 16) {
-          const std::int64_t lanes_in = std::min<std::int64_t>(16, g.w - x0);
-          __m512 acc = _mm512_setzero_ps();
-          for (std::int64_t i = i0; i <= i1; ++i) {
-            const T* src = col + (ci * g.kh + i) * g.kw * ld + (iy - i) * g.ow + x0;
-            for (std::int64_t j = 0; j < g.kw; ++j) {
-              // Lanes l with 0 <= x0 + l - j < ow; the others are not loaded (no fault).
-              const std::int64_t lo = std::max<std::int64_t>(0, j - x0), hi = std::min(lanes_in, j + g.ow - x0);
-              if (hi <= lo) continue;
-              const __mmask16 m = static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-              acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(m, src + j * ld - j));
-            }
-          }
-          const __mmask16 out = detail::tail_mask(lanes_in);
-          if (accumulate) acc = _mm512_add_ps(_mm512_maskz_loadu_ps(out, dst + x0), acc);
-          _mm512_mask_storeu_ps(dst + x0, out, acc);
-        }
-        continue;
-      }
-#endif
-      for (std::int64_t ix = 0; ix < g.w; ++ix) {
-        T acc = 0;
-        for (std::int64_t i = i0; i <= i1; ++i)
-          for (std::int64_t j = std::max<std::int64_t>(0, ix - (g.ow - 1)); j <= std::min(g.kw - 1, ix); ++j)
-            acc += col[((ci * g.kh + i) * g.kw + j) * ld + (iy - i) * g.ow + ix - j];
-        dst[ix] = accumulate ? dst[ix] + acc : acc;
-      }
-    }
-}
-
-/// How many chunks a batch is split into; each has its own scratch.
-inline std::int64_t conv_chunks(std::int64_t batch) {
-  return std::max<std::int64_t>(1, std::min<std::int64_t>(batch, get_num_threads()));
-}
-
-/// n rounded up to a multiple of 16 elements (a 64-byte line of floats), so that every
-/// chunk's scratch starts on a line: a row read with unaligned loads that straddle two
-/// lines costs twice the loads.
-inline std::int64_t whole_lines(std::int64_t n) { return (n + 15) / 16 * 16; }
-
-/// Scratch elements conv2d_forward needs per chunk: a group's columns and the GEMM's
-/// output in the column layout, or the group's Winograd tiles and products.
-inline std::int64_t conv2d_forward_scratch_per_chunk(const Conv2dGeometry& g) {
-  const std::int64_t im2col = cpu_col_size(g) + g.out_c * g.col_cols() * cpu_group(g);
-  if (!winograd_shape(g)) return whole_lines(im2col);
-  const winograd::Shape s = winograd_forward(g, cpu_group(g));
-  return whole_lines(std::max(im2col, s.v_size() + s.m_size()));
-}
 /// All of conv2d_forward's scratch: the chunks', then the transformed filters.
 inline std::int64_t conv2d_forward_scratch(Tag, const Conv2dGeometry& g) {
   return conv_chunks(g.n) * conv2d_forward_scratch_per_chunk(g) +
          (winograd_shape(g) ? winograd_forward(g, 1).u_size() : 0);
 }
 
-/// The part of a backward chunk that holds the input gradient's columns (im2col) or its
-/// Winograd tiles and products.
-inline std::int64_t conv2d_backward_dx_scratch(const Conv2dGeometry& g) {
-  if (!winograd_shape(g)) return cpu_col_size(g);
-  const winograd::Shape s = winograd_input_grad(g, cpu_group(g));
-  return std::max(cpu_col_size(g), s.v_size() + s.m_size());
-}
-/// Scratch elements conv2d_backward needs per chunk: a group's columns, the input
-/// gradient's part, the output gradient in the column layout, and partial weight and bias
-/// gradients.
-inline std::int64_t conv2d_backward_scratch_per_chunk(const Conv2dGeometry& g) {
-  return whole_lines(cpu_col_size(g) + conv2d_backward_dx_scratch(g) + g.out_c * g.col_cols() * cpu_group(g) +
-                     g.out_c * g.col_rows() + g.out_c);
-}
 /// All of conv2d_backward's scratch: the chunks', then the transformed filters. A fused
 /// ReLU needs no more: each chunk masks the output gradient in its own copy of it.
 inline std::int64_t conv2d_backward_scratch(Tag, const Conv2dGeometry& g, bool /*relu*/) {
@@ -235,111 +30,24 @@ inline std::int64_t conv2d_backward_scratch(Tag, const Conv2dGeometry& g, bool /
          (winograd_shape(g) ? winograd_input_grad(g, 1).u_size() : g.out_c * g.col_rows());
 }
 
-namespace detail {
-
-/// im2col for `count` samples from xs side by side: sample j's columns start at col + j * cols.
+/// Whether the kernels for T take the Winograd path for g at the level in use.
 template <typename T>
-void im2col_group(const Conv2dGeometry& g, const T* xs, std::int64_t count, T* col, std::int64_t ld) {
-  for (std::int64_t j = 0; j < count; ++j) im2col(g, xs + j * g.c * g.h * g.w, col + j * g.col_cols(), ld);
+bool uses_winograd(const Conv2dGeometry& g) {
+  return on_isa([&](auto level) { return uses_winograd<T>(level, g); });
 }
 
-/// dw += gy_cols col^T ([out_c, ld] times [kdim, ld]^T) for the group of `count` samples
-/// at xs, their columns copied out to `col` first: for float32 with AVX-512 as dot
-/// products along the rows in place (gemm_nt; a packed GEMM copies both operands again),
-/// otherwise through Eigen.
+/// Whether the kernels for T take the direct one-channel path for g's output at the level
+/// in use.
 template <typename T>
-void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const T* xs, std::int64_t count, T* col,
-                     std::int64_t ld, T* dw) {
-  const std::int64_t kdim = g.col_rows();
-  im2col_group(g, xs, count, col, ld);
-#if defined(TINYNET_CPU_AVX512)
-  if constexpr (std::is_same_v<T, float>) return gemm_nt(g.out_c, kdim, ld, gy_cols, ld, col, ld, dw, kdim);
-#endif
-  gemm<T>(false, true, g.out_c, kdim, ld, T(1), gy_cols, ld, col, ld, T(1), dw, kdim, false);
+bool uses_one_channel(const Conv2dGeometry& g) {
+  return on_isa([&](auto level) { return uses_one_channel<T>(level, g); });
 }
-
-/// Calls body(first, count) for consecutive groups of at most cpu_group() samples covering
-/// chunk `ch` of `chunks`.
-template <typename Body>
-void for_each_group(const Conv2dGeometry& g, std::int64_t ch, std::int64_t chunks, Body&& body) {
-  const std::int64_t end = (ch + 1) * g.n / chunks;
-  for (std::int64_t s = ch * g.n / chunks; s < end; s += cpu_group(g)) body(s, std::min(cpu_group(g), end - s));
-}
-
-}  // namespace detail
 
 /// y[n] = W col(x[n]) + b, then max(y, 0) with `relu` (conv2d_relu: the ReLU costs no pass
 /// of its own). `scratch`: conv2d_forward_scratch(g) elements.
 template <typename T>
 void conv2d_forward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const T* b, T* y, T* scratch, bool relu) {
-  const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, cols = g.col_cols(), kdim = g.col_rows();
-  const std::int64_t per_chunk = conv2d_forward_scratch_per_chunk(g);
-  const bool direct = cpu_group(g) == 1;  // the GEMM can write y itself
-#if defined(TINYNET_CPU_AVX512)
-  if constexpr (std::is_same_v<T, float>) {
-    if (uses_one_channel<T>(g)) {
-      parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
-        for (std::int64_t n = lo * g.n / chunks; n < hi * g.n / chunks; ++n)
-          one_channel::forward(one_channel_view(g), x + n * g.h * g.w, w, b, relu, y + n * g.out_c * out_hw);
-      });
-      return;
-    }
-    if (uses_winograd<T>(g)) {
-      float* u = scratch + chunks * per_chunk;
-      winograd::transform_weights<3>(w, g.out_c, g.c, false, u);
-      parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
-        for (std::int64_t ch = lo; ch < hi; ++ch)
-          detail::for_each_group(g, ch, chunks, [&](std::int64_t first, std::int64_t count) {
-            const winograd::Shape s = winograd_forward(g, count);
-            float* v = scratch + ch * per_chunk;
-            winograd::convolve<3>(s, u, x + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w, v, v + s.v_size(), b,
-                                  relu, false, y + first * g.out_c * out_hw, out_hw, g.out_c * out_hw, chunks == 1);
-          });
-      });
-      return;
-    }
-  }
-#endif
-  parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
-    for (std::int64_t ch = lo; ch < hi; ++ch) {
-      T* col = scratch + ch * per_chunk;
-      T* y_cols = col + cpu_col_size(g);
-      detail::for_each_group(g, ch, chunks, [&](std::int64_t first, std::int64_t count) {
-        const std::int64_t ld = count * cols;
-        const T* xs = x + first * g.c * g.h * g.w;
-        T* ys = y + first * g.out_c * out_hw;
-        // Samples side by side: each one's columns out to y, adding the bias.
-        const auto unpack = [&] {
-          for (std::int64_t j = 0; j < count; ++j)
-            for (std::int64_t o = 0; o < g.out_c; ++o)
-              copy_plus_run(ys + (j * g.out_c + o) * out_hw, y_cols + o * ld + j * cols, b != nullptr ? b[o] : T(0),
-                            out_hw, relu);
-        };
-        detail::im2col_group(g, xs, count, col, ld);
-#if defined(TINYNET_CPU_AVX512)
-        if constexpr (std::is_same_v<T, float>) {
-          if (direct) {  // bias and ReLU applied as the product is stored
-            gemm_rows(g.out_c, cols, kdim, w, kdim, col, cols, ys, cols, b, relu, chunks == 1);
-            return;
-          }
-          gemm_rows(g.out_c, ld, kdim, w, kdim, col, ld, y_cols, ld, nullptr, false, chunks == 1);
-          unpack();
-          return;
-        }
-#endif
-        if (direct) {
-          if (b != nullptr)
-            for (std::int64_t o = 0; o < g.out_c; ++o) fill_run(ys + o * out_hw, b[o], out_hw);
-          gemm<T>(false, false, g.out_c, cols, kdim, T(1), w, kdim, col, cols, b != nullptr ? T(1) : T(0), ys, cols,
-                  chunks == 1);
-          if (relu) relu_run(ys, g.out_c * out_hw);
-          return;
-        }
-        gemm<T>(false, false, g.out_c, ld, kdim, T(1), w, kdim, col, ld, T(0), y_cols, ld, chunks == 1);
-        unpack();
-      });
-    }
-  });
+  on_isa([&](auto level) { conv2d_forward(level, g, x, w, b, y, scratch, relu); });
 }
 
 /// Gradients of conv2d. Any of dx, dw, db may be null (not needed). `y_relu`: the output
@@ -348,93 +56,9 @@ void conv2d_forward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const 
 template <typename T>
 void conv2d_backward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const T* gy, T* dx, bool acc_dx, T* dw,
                      bool acc_dw, T* db, bool acc_db, T* scratch, const T* y_relu) {
-  const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, kdim = g.col_rows(), cols = g.col_cols();
-  const std::int64_t wsize = g.out_c * kdim, per_chunk = conv2d_backward_scratch_per_chunk(g);
-  const std::int64_t partials = per_chunk - wsize - g.out_c;   // offset of dw_part within a chunk
-  const bool direct = cpu_group(g) == 1 && y_relu == nullptr;  // gy is the column layout
-  // The input gradient through Winograd: its filters transformed once, after the chunks.
-  const bool winograd_dx = uses_winograd<T>(g) && dx != nullptr;
-  T* const u_dx = scratch + chunks * per_chunk;
-  if constexpr (std::is_same_v<T, float>)
-    if (winograd_dx) winograd::transform_weights<3>(w, g.out_c, g.c, true, u_dx);
-#if defined(TINYNET_CPU_AVX512)
-  // Otherwise, for gemm_rows, W^T: [kdim, out_c] in the same place.
-  T* const w_t = u_dx;
-  if constexpr (std::is_same_v<T, float>)
-    if (!winograd_dx && dx != nullptr)
-      for (std::int64_t o = 0; o < g.out_c; ++o)
-        for (std::int64_t r = 0; r < kdim; ++r) w_t[r * g.out_c + o] = w[o * kdim + r];
-#endif
-  parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
-    for (std::int64_t ch = lo; ch < hi; ++ch) {
-      T* col = scratch + ch * per_chunk;
-      T* dcol = col + cpu_col_size(g);
-      T* gy_cols = dcol + conv2d_backward_dx_scratch(g);
-      T* dw_part = col + partials;
-      T* db_part = dw_part + wsize;
-      std::fill(dw_part, dw_part + wsize + g.out_c, T(0));
-      detail::for_each_group(g, ch, chunks, [&](std::int64_t first, std::int64_t count) {
-        const std::int64_t ld = count * cols;
-        const T* gys = gy + first * g.out_c * out_hw;
-        // The output gradient in the column layout: samples side by side and/or masked by
-        // the fused ReLU; gy itself when it already is.
-        const T* gyc = gys;
-        if (!direct) {
-          for (std::int64_t j = 0; j < count; ++j)
-            for (std::int64_t o = 0; o < g.out_c; ++o) {
-              T* dst = gy_cols + o * ld + j * cols;
-              const std::int64_t at = (j * g.out_c + o) * out_hw;
-              if (y_relu != nullptr)
-                relu_grad_run(dst, gys + at, y_relu + first * g.out_c * out_hw + at, out_hw);
-              else
-                copy_run(dst, gys + at, out_hw);
-            }
-          gyc = gy_cols;
-        }
-        if (dw != nullptr) detail::add_weight_grad(g, gyc, x + first * g.c * g.h * g.w, count, col, ld, dw_part);
-        if (db != nullptr)
-          for (std::int64_t o = 0; o < g.out_c; ++o) db_part[o] += sum_run(gyc + o * ld, ld);
-#if defined(TINYNET_CPU_AVX512)
-        if constexpr (std::is_same_v<T, float>) {
-          if (winograd_dx) {
-            // gyc holds sample j's channel o at gyc + o * ld + j * cols.
-            const winograd::Shape s = winograd_input_grad(g, count);
-            winograd::convolve<3>(s, u_dx, gyc, ld, cols, dcol, dcol + s.v_size(), nullptr, false, acc_dx,
-                                  dx + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w, chunks == 1);
-            return;
-          }
-        }
-#endif
-        if (dx != nullptr) {
-#if defined(TINYNET_CPU_AVX512)
-          if constexpr (std::is_same_v<T, float>)
-            gemm_rows(kdim, ld, g.out_c, w_t, g.out_c, gyc, ld, dcol, ld, nullptr, false, chunks == 1);
-          else
-#endif
-            gemm<T>(true, false, kdim, ld, g.out_c, T(1), w, kdim, gyc, ld, T(0), dcol, ld, chunks == 1);
-          for (std::int64_t j = 0; j < count; ++j) {
-            T* dxs = dx + (first + j) * g.c * g.h * g.w;
-            if (g.stride1_unpadded()) {
-              col2im_gather(g, dcol + j * cols, ld, dxs, acc_dx);
-              continue;
-            }
-            if (!acc_dx) std::fill(dxs, dxs + g.c * g.h * g.w, T(0));
-            col2im_add(g, dcol + j * cols, ld, dxs);
-          }
-        }
-      });
-    }
+  on_isa([&](auto level) {
+    conv2d_backward(level, g, x, w, gy, dx, acc_dx, dw, acc_dw, db, acc_db, scratch, y_relu);
   });
-  // Fixed-order sum over chunks: deterministic for a given thread count.
-  auto reduce = [&](T* dst, bool acc, std::int64_t offset, std::int64_t len) {
-    for (std::int64_t i = 0; i < len; ++i) {
-      T total = acc ? dst[i] : T(0);
-      for (std::int64_t ch = 0; ch < chunks; ++ch) total += scratch[ch * per_chunk + partials + offset + i];
-      dst[i] = total;
-    }
-  };
-  if (dw != nullptr) reduce(dw, acc_dw, 0, wsize);
-  if (db != nullptr) reduce(db, acc_db, wsize, g.out_c);
 }
 
 }  // namespace tinynet::backend::cpu

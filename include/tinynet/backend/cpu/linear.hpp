@@ -1,11 +1,13 @@
 #pragma once
 /// \file
-/// Kernels of linear (y = x W^T + b) and matmul, on the CPU's GEMM (Eigen).
+/// Kernels of linear (y = x W^T + b) and matmul: the products at the vector level in use
+/// (simd/linear.inl), matmul through Eigen.
 
 #include <cstdint>
 
 #include "tinynet/backend/backend.hpp"
 #include "tinynet/backend/cpu/detail/gemm.hpp"
+#include "tinynet/backend/cpu/kernels_for_isa.hpp"
 
 namespace tinynet::backend::cpu {
 
@@ -13,24 +15,21 @@ namespace tinynet::backend::cpu {
 template <typename T>
 void linear_forward(Tag, const T* x, const T* w, const T* b, T* y, std::int64_t batch, std::int64_t in,
                     std::int64_t out) {
-  if (b != nullptr)
-    for (std::int64_t n = 0; n < batch; ++n)
-      for (std::int64_t o = 0; o < out; ++o) y[n * out + o] = b[o];
-  gemm<T>(false, true, batch, out, in, T(1), x, in, w, in, b != nullptr ? T(1) : T(0), y, out);
+  on_isa([&](auto level) { linear_forward(level, x, w, b, y, batch, in, out); });
 }
 
 /// dx (+)= gy W
 template <typename T>
 void linear_backward_input(Tag, const T* gy, const T* w, T* dx, std::int64_t batch, std::int64_t in, std::int64_t out,
                            bool accumulate) {
-  gemm<T>(false, false, batch, in, out, T(1), gy, out, w, in, accumulate ? T(1) : T(0), dx, in);
+  on_isa([&](auto level) { linear_backward_input(level, gy, w, dx, batch, in, out, accumulate); });
 }
 
 /// dW (+)= gy^T x
 template <typename T>
 void linear_backward_weight(Tag, const T* gy, const T* x, T* dw, std::int64_t batch, std::int64_t in, std::int64_t out,
                             bool accumulate) {
-  gemm<T>(true, false, out, in, batch, T(1), gy, out, x, in, accumulate ? T(1) : T(0), dw, in);
+  on_isa([&](auto level) { linear_backward_weight(level, gy, x, dw, batch, in, out, accumulate); });
 }
 
 /// db (+)= sum_n gy[n,:]

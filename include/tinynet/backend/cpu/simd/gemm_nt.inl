@@ -1,24 +1,19 @@
-#pragma once
 /// \file
-/// C += A B^T for row-major float32 matrices read in place along k (AVX-512 builds): a
-/// convolution's weight gradient, the output gradient times the input's columns, where
-/// both operands are long rows and C is small. Each 4 x 4 block of C is 16 vector dot
-/// products over k, summed across lanes at the end in one tree of shuffles (45
-/// instructions for all 16); nothing is packed, unlike a general GEMM, which copies both
-/// operands into panels first.
+/// C += A B^T for row-major float32 matrices read in place along k: a convolution's weight
+/// gradient, the output gradient times the input's columns, where both operands are long
+/// rows and C is small (and linear's forward, x W^T). Each block of C (4 x 4 with AVX-512,
+/// 4 x 2 with AVX2's sixteen registers) is vector dot products over k, summed across lanes
+/// at the end (with AVX-512 in one tree of shuffles, 45 instructions for all 16); nothing
+/// is packed, unlike a general GEMM, which copies both operands into panels first.
 
-#include <algorithm>
-#include <cstdint>
-
-#include "tinynet/backend/cpu/detail/short_runs.hpp"
-#include "tinynet/core/config.hpp"
-
-#if defined(TINYNET_CPU_AVX512)
-#include <immintrin.h>
-
-namespace tinynet::backend::cpu {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
 
 namespace detail {
+
+/// Columns of C (rows of B) per block.
+constexpr int kGemmNtCols = TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512 ? 4 : 2;
+
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
 
 // The shuffles below are the zero-masking forms with every lane kept: the same
 // instructions, but GCC 12's plain forms start from an "undefined" register that
@@ -40,35 +35,40 @@ inline __m512 sum_lanes_ps(__m512 u, __m512 v) {
   return _mm512_add_ps(_mm512_maskz_shuffle_f32x4(kAll, u, v, 0x88), _mm512_maskz_shuffle_f32x4(kAll, u, v, 0xDD));
 }
 
-/// C[o][r] += sum over k of A[o][k] B[r][k] for an MO x MR block (MO, MR <= 4).
+#endif
+
+/// C[o][r] += sum over k of A[o][k] B[r][k] for an MO x MR block (MO <= 4, MR <= kGemmNtCols).
 template <int MO, int MR>
 inline void gemm_nt_block(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c,
                           std::int64_t ldc, std::int64_t k) {
-  __m512 acc[4][4];
+  constexpr int NC = kGemmNtCols;
+  Vec acc[4][NC];
 #pragma GCC unroll 4
   for (int o = 0; o < 4; ++o)
 #pragma GCC unroll 4
-    for (int r = 0; r < 4; ++r) acc[o][r] = _mm512_setzero_ps();
-  const auto step = [&](std::int64_t p, __mmask16 m) {
-    __m512 bv[MR];
+    for (int r = 0; r < NC; ++r) acc[o][r] = Vec::zero();
+  const auto step = [&](std::int64_t p, Mask m) {
+    Vec bv[MR];
 #pragma GCC unroll 4
-    for (int r = 0; r < MR; ++r) bv[r] = _mm512_maskz_loadu_ps(m, b + r * ldb + p);
+    for (int r = 0; r < MR; ++r) bv[r] = Vec::load(b + r * ldb + p, m);
 #pragma GCC unroll 4
     for (int o = 0; o < MO; ++o) {
-      const __m512 av = _mm512_maskz_loadu_ps(m, a + o * lda + p);
+      const Vec av = Vec::load(a + o * lda + p, m);
 #pragma GCC unroll 4
-      for (int r = 0; r < MR; ++r) acc[o][r] = _mm512_fmadd_ps(av, bv[r], acc[o][r]);
+      for (int r = 0; r < MR; ++r) acc[o][r] = fmadd(av, bv[r], acc[o][r]);
     }
   };
   std::int64_t p = 0;
+  const Mask all = all_lanes();
 #pragma GCC unroll 2
-  for (; p + 16 <= k; p += 16) step(p, 0xFFFF);
+  for (; p + kLanes <= k; p += kLanes) step(p, all);
   if (p < k) step(p, tail_mask(k - p));
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
   // 128-bit lane o of `sums` = row o's four sums.
   __m512 rows[4];
 #pragma GCC unroll 4
   for (int o = 0; o < 4; ++o)
-    rows[o] = sum_quad_ps(sum_pair_ps(acc[o][0], acc[o][1]), sum_pair_ps(acc[o][2], acc[o][3]));
+    rows[o] = sum_quad_ps(sum_pair_ps(acc[o][0].v, acc[o][1].v), sum_pair_ps(acc[o][2].v, acc[o][3].v));
   const __m512 sums = sum_lanes_ps(sum_lanes_ps(rows[0], rows[1]), sum_lanes_ps(rows[2], rows[3]));
   // Through memory: extracting lane o takes a constant o, which an unoptimised build
   // (the loop not unrolled) does not have.
@@ -80,26 +80,31 @@ inline void gemm_nt_block(const float* a, std::int64_t lda, const float* b, std:
     float* row = c + o * ldc;
     _mm_mask_storeu_ps(row, cols, _mm_add_ps(_mm_maskz_loadu_ps(cols, row), _mm_load_ps(sum + 4 * o)));
   }
+#else
+#pragma GCC unroll 4
+  for (int o = 0; o < MO; ++o)
+#pragma GCC unroll 4
+    for (int r = 0; r < MR; ++r) c[o * ldc + r] += TINYNET_ISA_NAMESPACE::sum(acc[o][r]);
+#endif
+}
+
+/// The last `cols` (< MR) columns of a row block.
+template <int MO, int MR>
+inline void gemm_nt_rest(std::int64_t cols, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
+                         float* c, std::int64_t ldc, std::int64_t k) {
+  if constexpr (MR > 0) {
+    if (cols == MR) return gemm_nt_block<MO, MR>(a, lda, b, ldb, c, ldc, k);
+    gemm_nt_rest<MO, MR - 1>(cols, a, lda, b, ldb, c, ldc, k);
+  }
 }
 
 template <int MO>
 inline void gemm_nt_row_block(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c,
                               std::int64_t ldc, std::int64_t n, std::int64_t k) {
+  constexpr int NC = kGemmNtCols;
   std::int64_t r = 0;
-  for (; r + 4 <= n; r += 4) gemm_nt_block<MO, 4>(a, lda, b + r * ldb, ldb, c + r, ldc, k);
-  switch (n - r) {
-    case 1:
-      gemm_nt_block<MO, 1>(a, lda, b + r * ldb, ldb, c + r, ldc, k);
-      break;
-    case 2:
-      gemm_nt_block<MO, 2>(a, lda, b + r * ldb, ldb, c + r, ldc, k);
-      break;
-    case 3:
-      gemm_nt_block<MO, 3>(a, lda, b + r * ldb, ldb, c + r, ldc, k);
-      break;
-    default:
-      break;
-  }
+  for (; r + NC <= n; r += NC) gemm_nt_block<MO, NC>(a, lda, b + r * ldb, ldb, c + r, ldc, k);
+  gemm_nt_rest<MO, NC - 1>(n - r, a, lda, b + r * ldb, ldb, c + r, ldc, k);
 }
 
 }  // namespace detail
@@ -143,6 +148,4 @@ inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, const float*
   }
 }
 
-}  // namespace tinynet::backend::cpu
-
-#endif  // TINYNET_CPU_AVX512
+#endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2

@@ -1,0 +1,79 @@
+#pragma once
+/// \file
+/// How the CPU's conv2d kernels split a convolution: samples per GEMM, chunks per batch,
+/// which shapes take Winograd or the direct one-channel kernel, and the scratch each chunk
+/// needs. Shared by every vector level (simd/conv2d.inl) and by the scratch sizes the ops
+/// allocate.
+
+#include <algorithm>
+#include <cstdint>
+
+#include "tinynet/backend/conv2d.hpp"
+#include "tinynet/backend/cpu/detail/conv2d_one_channel.hpp"
+#include "tinynet/backend/cpu/detail/winograd.hpp"
+#include "tinynet/core/parallel.hpp"
+
+namespace tinynet::backend::cpu {
+
+/// Samples per GEMM: small outputs (LeNet's 8x8) are batched side by side so that each
+/// product has at least ~512 columns; large ones go one sample per product.
+inline std::int64_t cpu_group(const Conv2dGeometry& g) {
+  return std::max<std::int64_t>(1, std::min<std::int64_t>(g.n, 512 / g.col_cols()));
+}
+/// Elements of one group's column matrix.
+inline std::int64_t cpu_col_size(const Conv2dGeometry& g) { return g.col_size() * cpu_group(g); }
+/// Winograd F(2x2, 3x3) fits: stride-1 3x3 kernels, padding at most 2 (so that the input
+/// gradient is such a convolution too), and channels enough on both sides for its 16
+/// small GEMMs to beat one im2col GEMM (measured: bench/NOTES.md).
+inline bool winograd_shape(const Conv2dGeometry& g) {
+  return g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.ph <= 2 && g.pw <= 2 && g.c >= 16 && g.out_c >= 16;
+}
+/// The Winograd view of a group of `count` samples: the forward convolution, and the one
+/// that carries the output gradient back to the input (flipped filters, padding 2 - p).
+inline winograd::Shape winograd_forward(const Conv2dGeometry& g, std::int64_t count) {
+  return {g.kh, g.c, g.h, g.w, g.out_c, g.oh, g.ow, g.ph, g.pw, count};
+}
+inline winograd::Shape winograd_input_grad(const Conv2dGeometry& g, std::int64_t count) {
+  return {g.kh, g.out_c, g.oh, g.ow, g.c, g.h, g.w, 2 - g.ph, 2 - g.pw, count};
+}
+/// One input channel, stride 1, a kernel up to 5x5: the direct kernel fits.
+inline bool one_channel_shape(const Conv2dGeometry& g) {
+  return g.c == 1 && g.sh == 1 && g.sw == 1 && one_channel::supports(g.kh, g.kw);
+}
+inline one_channel::Shape one_channel_view(const Conv2dGeometry& g) {
+  return {g.h, g.w, g.out_c, g.kh, g.kw, g.ph, g.pw, g.oh, g.ow};
+}
+
+/// How many chunks a batch is split into; each has its own scratch.
+inline std::int64_t conv_chunks(std::int64_t batch) {
+  return std::max<std::int64_t>(1, std::min<std::int64_t>(batch, get_num_threads()));
+}
+
+/// n rounded up to a multiple of 16 elements (a 64-byte line of floats), so that every
+/// chunk's scratch starts on a line: a row read with unaligned loads that straddle two
+/// lines costs twice the loads.
+inline std::int64_t whole_lines(std::int64_t n) { return (n + 15) / 16 * 16; }
+
+/// Scratch elements conv2d_forward needs per chunk: a group's columns and the GEMM's
+/// output in the column layout, or the group's Winograd tiles and products.
+inline std::int64_t conv2d_forward_scratch_per_chunk(const Conv2dGeometry& g) {
+  const std::int64_t im2col = cpu_col_size(g) + g.out_c * g.col_cols() * cpu_group(g);
+  if (!winograd_shape(g)) return whole_lines(im2col);
+  const winograd::Shape s = winograd_forward(g, cpu_group(g));
+  return whole_lines(std::max(im2col, s.v_size() + s.m_size()));
+}
+/// The part of a backward chunk that holds the input gradient's columns (im2col) or its
+/// Winograd tiles and products.
+inline std::int64_t conv2d_backward_dx_scratch(const Conv2dGeometry& g) {
+  if (!winograd_shape(g)) return cpu_col_size(g);
+  const winograd::Shape s = winograd_input_grad(g, cpu_group(g));
+  return std::max(cpu_col_size(g), s.v_size() + s.m_size());
+}
+/// Scratch elements conv2d_backward needs per chunk: a group's columns, the input
+/// gradient's part, the output gradient in the column layout, and partial weight and bias
+/// gradients.
+inline std::int64_t conv2d_backward_scratch_per_chunk(const Conv2dGeometry& g) {
+  return whole_lines(cpu_col_size(g) + conv2d_backward_dx_scratch(g) + g.out_c * g.col_cols() * cpu_group(g) +
+                     g.out_c * g.col_rows() + g.out_c);
+}
+}  // namespace tinynet::backend::cpu

@@ -1,0 +1,90 @@
+#pragma once
+/// \file
+/// The vector instruction level the CPU kernels run at, chosen once per process from the
+/// CPU: AVX-512 (F, VL, BW, DQ) where the CPU and the OS have it, else AVX2 + FMA, else the
+/// portable loops (x86-64 baseline). The kernels are compiled for every level whatever the
+/// compiler flags (backend/cpu/kernels_for_isa.hpp), so a default-flags build runs the same
+/// kernels as a `-march=native` one.
+///
+/// `TINYNET_CPU_ISA=avx512|avx2|baseline` caps the level (as oneDNN's `ONEDNN_MAX_CPU_ISA`
+/// does): for comparisons, and for tests that run every level on one machine. A level the
+/// CPU lacks falls back to the best it has, with a one-line notice on stderr; any other
+/// value is an error naming it.
+
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "tinynet/core/config.hpp"
+
+/// Level numbers for `#if` inside the per-level kernel sources (TINYNET_ISA_LEVEL).
+#define TINYNET_ISA_BASELINE 0
+#define TINYNET_ISA_AVX2 1
+#define TINYNET_ISA_AVX512 2
+
+namespace tinynet::backend::cpu {
+
+enum class Isa { baseline = TINYNET_ISA_BASELINE, avx2 = TINYNET_ISA_AVX2, avx512 = TINYNET_ISA_AVX512 };
+
+/// "avx512", "avx2" or "baseline": the names TINYNET_CPU_ISA takes.
+inline const char* isa_name(Isa level) {
+  switch (level) {
+    case Isa::avx512:
+      return "avx512";
+    case Isa::avx2:
+      return "avx2";
+    default:
+      return "baseline";
+  }
+}
+
+/// The best level this CPU and OS support among those compiled in (the OS must save the
+/// vector registers: __builtin_cpu_supports checks XCR0 as well as CPUID).
+inline Isa detected_isa() {
+#if defined(TINYNET_CPU_X86)
+  __builtin_cpu_init();
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
+    return Isa::avx512;
+  if (avx2) return Isa::avx2;
+#endif
+  return Isa::baseline;
+}
+
+/// The level to run given the value of TINYNET_CPU_ISA (null or empty: no cap) and the
+/// detected one. `notice` receives a line to print when the cap asks for more than the CPU
+/// has. Throws std::invalid_argument for an unknown value.
+inline Isa choose_isa(const char* cap, Isa detected, std::string& notice) {
+  notice.clear();
+  if (cap == nullptr || *cap == '\0') return detected;
+  const std::string_view v(cap);
+  Isa wanted;
+  if (v == "avx512")
+    wanted = Isa::avx512;
+  else if (v == "avx2")
+    wanted = Isa::avx2;
+  else if (v == "baseline")
+    wanted = Isa::baseline;
+  else
+    throw std::invalid_argument("TINYNET_CPU_ISA=" + std::string(v) + ": expected avx512, avx2 or baseline");
+  if (static_cast<int>(wanted) <= static_cast<int>(detected)) return wanted;
+  notice = "tinynet: TINYNET_CPU_ISA=" + std::string(v) + " but this CPU has at most " + isa_name(detected) +
+           "; using " + isa_name(detected);
+  return detected;
+}
+
+/// The level the CPU kernels run at in this process (decided on the first call).
+inline Isa isa() {
+  static const Isa chosen = [] {
+    std::string notice;
+    const Isa level = choose_isa(std::getenv("TINYNET_CPU_ISA"), detected_isa(), notice);
+    if (!notice.empty()) std::fprintf(stderr, "%s\n", notice.c_str());
+    return level;
+  }();
+  return chosen;
+}
+
+}  // namespace tinynet::backend::cpu

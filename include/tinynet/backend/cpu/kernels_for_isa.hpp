@@ -1,0 +1,118 @@
+#pragma once
+/// \file
+/// The CPU kernels whose speed depends on the vector instruction level, compiled once per
+/// level from one source (simd/kernels.inl), whatever flags the including program uses:
+/// `cpu::baseline` with the program's own flags, and on x86-64 `cpu::avx2` (AVX2 + FMA)
+/// and `cpu::avx512` (AVX-512 F/VL/BW/DQ) under GCC's and Clang's target pragmas, the way
+/// Google Highway compiles one source for several targets. Inside a level,
+/// `TINYNET_ISA_LEVEL` says which one is being compiled, so a kernel keeps its vector and
+/// portable paths side by side with `#if`.
+///
+/// The family headers (backend/cpu/conv2d.hpp, ...) call `on_isa(f)`, which calls `f`
+/// with the `Level` tag of the level chosen at run time (backend/cpu/isa.hpp); the kernels
+/// of each level take that tag first and are found by argument-dependent lookup, as the
+/// backends' kernels are found by their `Tag`.
+///
+/// Everything the kernel sources use from outside is included here first: a header first
+/// included inside a level's namespace would land in it.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#if defined(TINYNET_CPU_X86)
+#include <immintrin.h>
+#endif
+
+#include "tinynet/backend/backend.hpp"
+#include "tinynet/backend/conv2d.hpp"
+#include "tinynet/backend/cpu/detail/conv2d_plan.hpp"
+#include "tinynet/backend/cpu/detail/gemm.hpp"
+#include "tinynet/backend/cpu/elementwise.hpp"
+#include "tinynet/backend/cpu/isa.hpp"
+#include "tinynet/backend/optimizers.hpp"
+#include "tinynet/backend/pool2d.hpp"
+#include "tinynet/core/config.hpp"
+#include "tinynet/core/parallel.hpp"
+#include "tinynet/core/random.hpp"
+
+#define TINYNET_ISA_LEVEL TINYNET_ISA_BASELINE
+#define TINYNET_ISA_NAMESPACE ::tinynet::backend::cpu::baseline
+namespace tinynet::backend::cpu::baseline {
+/// Selects the kernels compiled for the program's own flags.
+struct Level {};
+#include "tinynet/backend/cpu/simd/kernels.inl"
+}  // namespace tinynet::backend::cpu::baseline
+#undef TINYNET_ISA_LEVEL
+#undef TINYNET_ISA_NAMESPACE
+
+#if defined(TINYNET_CPU_X86)
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt")
+#endif
+#define TINYNET_ISA_LEVEL TINYNET_ISA_AVX2
+#define TINYNET_ISA_NAMESPACE ::tinynet::backend::cpu::avx2
+namespace tinynet::backend::cpu::avx2 {
+/// Selects the kernels compiled for AVX2 + FMA.
+struct Level {};
+#include "tinynet/backend/cpu/simd/kernels.inl"
+}  // namespace tinynet::backend::cpu::avx2
+#undef TINYNET_ISA_LEVEL
+#undef TINYNET_ISA_NAMESPACE
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+#if defined(__clang__)
+#pragma clang attribute push(                                                                                      \
+    __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt"))), \
+    apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt")
+#endif
+#define TINYNET_ISA_LEVEL TINYNET_ISA_AVX512
+#define TINYNET_ISA_NAMESPACE ::tinynet::backend::cpu::avx512
+namespace tinynet::backend::cpu::avx512 {
+/// Selects the kernels compiled for AVX-512.
+struct Level {};
+#include "tinynet/backend/cpu/simd/kernels.inl"
+}  // namespace tinynet::backend::cpu::avx512
+#undef TINYNET_ISA_LEVEL
+#undef TINYNET_ISA_NAMESPACE
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+#endif  // TINYNET_CPU_X86
+
+namespace tinynet::backend::cpu {
+
+/// Calls f(level) with the Level tag of the vector level in use (isa()).
+template <typename F>
+decltype(auto) on_isa(F&& f) {
+#if defined(TINYNET_CPU_X86)
+  switch (isa()) {
+    case Isa::avx512:
+      return f(avx512::Level{});
+    case Isa::avx2:
+      return f(avx2::Level{});
+    default:
+      break;
+  }
+#endif
+  return f(baseline::Level{});
+}
+
+}  // namespace tinynet::backend::cpu

@@ -1,0 +1,17 @@
+/// \file
+/// The per-level kernel sources, in dependency order; included once per vector level by
+/// backend/cpu/kernels_for_isa.hpp, inside that level's namespace and target pragma.
+/// No include guard: that is the point.
+
+#include "tinynet/backend/cpu/simd/vec.inl"
+#include "tinynet/backend/cpu/simd/short_runs.inl"
+#include "tinynet/backend/cpu/simd/gemm_rows.inl"
+#include "tinynet/backend/cpu/simd/gemm_nt.inl"
+#include "tinynet/backend/cpu/simd/philox.inl"
+#include "tinynet/backend/cpu/simd/winograd.inl"
+#include "tinynet/backend/cpu/simd/conv2d_one_channel.inl"
+#include "tinynet/backend/cpu/simd/conv2d.inl"
+#include "tinynet/backend/cpu/simd/pool2d.inl"
+#include "tinynet/backend/cpu/simd/dropout.inl"
+#include "tinynet/backend/cpu/simd/optimizers.inl"
+#include "tinynet/backend/cpu/simd/linear.inl"

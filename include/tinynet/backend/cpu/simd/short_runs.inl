@@ -1,0 +1,162 @@
+/// \file
+/// Copy, add and zero short contiguous runs of floats (a convolution's rows are often 10-30
+/// elements). Library calls (memmove, memset) and generic vector loops spend more on setup
+/// and tails than on the data at these lengths; with vectors (Vec, vec.inl) a run is a
+/// few full-width moves and one masked move for its tail.
+
+/// Whether float runs take the vector loops at this level.
+template <typename T>
+inline constexpr bool kVectorRuns = std::is_same_v<T, float> && TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2;
+
+/// dst[0, n) = src[0, n)
+template <typename T>
+inline void copy_run(T* dst, const T* src, std::int64_t n) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+  if constexpr (kVectorRuns<T>) {
+    // Full-width moves first, a masked one only for the last few elements.
+    std::int64_t x = 0;
+    for (; x + kLanes <= n; x += kLanes) Vec::load(src + x).store(dst + x);
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+    if (x + 8 <= n) {
+      _mm256_storeu_ps(dst + x, _mm256_loadu_ps(src + x));
+      x += 8;
+    }
+#endif
+    if (x < n) {
+      const Mask m = detail::tail_mask(n - x);
+      Vec::load(src + x, m).store(dst + x, m);
+    }
+    return;
+  }
+#endif
+  for (std::int64_t x = 0; x < n; ++x) dst[x] = src[x];
+}
+
+/// dst[0, n) += src[0, n)
+template <typename T>
+inline void add_run(T* dst, const T* src, std::int64_t n) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+  if constexpr (kVectorRuns<T>) {
+    for (std::int64_t x = 0; x < n; x += kLanes) {
+      const Mask m = detail::tail_mask(n - x);
+      (Vec::load(dst + x, m) + Vec::load(src + x, m)).store(dst + x, m);
+    }
+    return;
+  }
+#endif
+  for (std::int64_t x = 0; x < n; ++x) dst[x] += src[x];
+}
+
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+namespace detail {
+/// pack_rows for rows of kLanes / K floats: K rows per store, one masked load each.
+template <int K>
+inline void pack_rows_by(float* dst, const float* src, std::int64_t src_stride, std::int64_t rows) {
+  constexpr int n = kLanes / K;
+  std::int64_t r = 0;
+  for (; r + K <= rows; r += K) {
+    Vec v = Vec::load(src + r * src_stride, lanes_between(0, n));
+#pragma GCC unroll 16
+    for (int s = 1; s < K; ++s) v = load_into(v, lanes_between(s * n, (s + 1) * n), src + (r + s) * src_stride - s * n);
+    v.store(dst + r * n);
+  }
+  for (; r < rows; ++r) copy_run(dst + r * n, src + r * src_stride, n);
+}
+}  // namespace detail
+#endif
+
+/// dst[r*n + x] = src[r*src_stride + x] for r < rows, x < n: rows gathered into one
+/// contiguous run (im2col's rows). Rows of a half, quarter, ... of a vector share stores,
+/// one masked load per row, instead of a short store each.
+template <typename T>
+inline void pack_rows(T* dst, const T* src, std::int64_t src_stride, std::int64_t rows, std::int64_t n) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+  if constexpr (kVectorRuns<T>) {
+    switch (n) {
+      case 1:
+        return detail::pack_rows_by<kLanes>(dst, src, src_stride, rows);
+      case 2:
+        return detail::pack_rows_by<kLanes / 2>(dst, src, src_stride, rows);
+      case 4:
+        return detail::pack_rows_by<kLanes / 4>(dst, src, src_stride, rows);
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+      case 8:
+        return detail::pack_rows_by<2>(dst, src, src_stride, rows);
+#endif
+      default:
+        break;
+    }
+  }
+#endif
+  for (std::int64_t r = 0; r < rows; ++r) copy_run(dst + r * n, src + r * src_stride, n);
+}
+
+/// dst[0, n) = src[0, n) + value, or max(that, 0) with `relu` (NaN stays NaN).
+template <typename T>
+inline void copy_plus_run(T* dst, const T* src, T value, std::int64_t n, bool relu = false) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+  if constexpr (kVectorRuns<T>) {
+    const Vec v = Vec::set1(value);
+    for (std::int64_t x = 0; x < n; x += kLanes) {
+      const Mask m = detail::tail_mask(n - x);
+      const Vec r = Vec::load(src + x, m) + v;
+      (relu ? TINYNET_ISA_NAMESPACE::relu(r) : r).store(dst + x, m);
+    }
+    return;
+  }
+#endif
+  for (std::int64_t x = 0; x < n; ++x) {
+    const T r = src[x] + value;
+    dst[x] = relu && r <= T(0) ? T(0) : r;
+  }
+}
+
+/// dst[0, n) = max(dst[0, n), 0) (NaN stays NaN).
+template <typename T>
+inline void relu_run(T* dst, std::int64_t n) {
+  copy_plus_run(dst, dst, T(0), n, true);
+}
+
+/// dst[0, n) = y > 0 ? src : 0: the gradient through a ReLU whose output was y.
+template <typename T>
+inline void relu_grad_run(T* dst, const T* src, const T* y, std::int64_t n) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+  if constexpr (kVectorRuns<T>) {
+    for (std::int64_t x = 0; x < n; x += kLanes) {
+      const Mask m = detail::tail_mask(n - x);
+      where_positive(Vec::load(y + x, m), Vec::load(src + x, m)).store(dst + x, m);
+    }
+    return;
+  }
+#endif
+  for (std::int64_t x = 0; x < n; ++x) dst[x] = y[x] > T(0) ? src[x] : T(0);
+}
+
+/// Sum of src[0, n), accumulated in the lanes of a vector or in sequence: a fixed order
+/// for a level, so results do not depend on alignment or threads.
+template <typename T>
+inline T sum_run(const T* src, std::int64_t n) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+  if constexpr (kVectorRuns<T>) {
+    Vec acc = Vec::zero();
+    for (std::int64_t x = 0; x < n; x += kLanes) acc = acc + Vec::load(src + x, detail::tail_mask(n - x));
+    return sum(acc);
+  }
+#endif
+  T acc = 0;
+  for (std::int64_t x = 0; x < n; ++x) acc += src[x];
+  return acc;
+}
+
+/// dst[0, n) = value
+template <typename T>
+inline void fill_run(T* dst, T value, std::int64_t n) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+  if constexpr (kVectorRuns<T>) {
+    const Vec v = Vec::set1(value);
+    for (std::int64_t x = 0; x < n; x += kLanes) v.store(dst + x, detail::tail_mask(n - x));
+    return;
+  }
+#endif
+  for (std::int64_t x = 0; x < n; ++x) dst[x] = value;
+}

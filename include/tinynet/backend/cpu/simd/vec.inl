@@ -1,0 +1,134 @@
+/// \file
+/// Vec: one vector register of floats at this level (sixteen with AVX-512, eight with
+/// AVX2), with the operations the kernels are written in, so that one kernel source runs at
+/// either width: loads and stores (whole, or lanes chosen by a Mask, never touching the
+/// others), + - * /, fused multiply-add, sqrt, ReLU, and a sum across lanes in a fixed
+/// order. The arithmetic operators also let one optimizer rule, written over a value type
+/// V, run per element (V = float, on the CPU or a GPU) and a vector at a time here:
+/// compilers do not vectorise the scalar rule themselves (std::sqrt may set errno).
+///
+/// Masks: AVX-512 has mask registers (__mmask16); AVX2 masks are vectors of all-ones lanes
+/// (__m256i), as its masked loads and stores take them.
+
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+constexpr int kLanes = 16;
+using Mask = __mmask16;
+#else
+constexpr int kLanes = 8;
+using Mask = __m256i;
+#endif
+
+namespace detail {
+
+/// Lanes [lo, hi) clipped to [0, kLanes); none when the range is empty.
+inline Mask lanes_between(std::int64_t lo, std::int64_t hi) {
+  lo = lo < 0 ? 0 : lo;
+  hi = hi > kLanes ? kLanes : hi;
+  if (hi <= lo) hi = lo = 0;
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  return static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+#else
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(hi)), lane),
+                          _mm256_cmpgt_epi32(lane, _mm256_set1_epi32(static_cast<int>(lo) - 1)));
+#endif
+}
+
+/// Lanes [0, min(kLanes, left)).
+inline Mask tail_mask(std::int64_t left) { return lanes_between(0, left); }
+
+/// All lanes.
+inline Mask all_lanes() {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  return static_cast<__mmask16>(0xFFFF);
+#else
+  return _mm256_set1_epi32(-1);
+#endif
+}
+
+}  // namespace detail
+
+struct Vec {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  __m512 v;
+
+  static Vec zero() { return {_mm512_setzero_ps()}; }
+  static Vec set1(float x) { return {_mm512_set1_ps(x)}; }
+  static Vec load(const float* p) { return {_mm512_loadu_ps(p)}; }
+  /// The lanes in m from p, zero elsewhere (the others are not read).
+  static Vec load(const float* p, Mask m) { return {_mm512_maskz_loadu_ps(m, p)}; }
+  void store(float* p) const { _mm512_storeu_ps(p, v); }
+  /// The lanes in m to p (the others are not written).
+  void store(float* p, Mask m) const { _mm512_mask_storeu_ps(p, m, v); }
+#else
+  __m256 v;
+
+  static Vec zero() { return {_mm256_setzero_ps()}; }
+  static Vec set1(float x) { return {_mm256_set1_ps(x)}; }
+  static Vec load(const float* p) { return {_mm256_loadu_ps(p)}; }
+  static Vec load(const float* p, Mask m) { return {_mm256_maskload_ps(p, m)}; }
+  void store(float* p) const { _mm256_storeu_ps(p, v); }
+  void store(float* p, Mask m) const { _mm256_maskstore_ps(p, m, v); }
+#endif
+};
+
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+inline Vec operator+(Vec a, Vec b) { return {_mm512_add_ps(a.v, b.v)}; }
+inline Vec operator-(Vec a, Vec b) { return {_mm512_sub_ps(a.v, b.v)}; }
+inline Vec operator*(Vec a, Vec b) { return {_mm512_mul_ps(a.v, b.v)}; }
+inline Vec operator/(Vec a, Vec b) { return {_mm512_div_ps(a.v, b.v)}; }
+/// a * b + c, rounded once.
+inline Vec fmadd(Vec a, Vec b, Vec c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }
+// The zero-masking form with every lane kept: GCC 12's plain form starts from an
+// "undefined" register that -Wmaybe-uninitialized reports.
+inline Vec sqrt(Vec a) { return {_mm512_maskz_sqrt_ps(__mmask16(0xFFFF), a.v)}; }
+/// Zero where a <= 0, as relu's `x > 0 ? x : 0` (NaN fails the test and stays).
+inline Vec relu(Vec a) {
+  return {_mm512_mask_mov_ps(a.v, _mm512_cmp_ps_mask(a.v, _mm512_setzero_ps(), _CMP_LE_OQ), _mm512_setzero_ps())};
+}
+/// s where y > 0, zero elsewhere (also where y is NaN): a gradient through a ReLU whose
+/// output was y.
+inline Vec where_positive(Vec y, Vec s) {
+  return {_mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y.v, _mm512_setzero_ps(), _CMP_GT_OQ), s.v)};
+}
+/// v with the lanes in m loaded from p (the others kept, and not read).
+inline Vec load_into(Vec v, Mask m, const float* p) { return {_mm512_mask_loadu_ps(v.v, m, p)}; }
+/// The sum of the lanes: halves, then quarters, then pairs (_mm512_reduce_add_ps's order,
+/// in forms GCC 12 does not report as reading an undefined register).
+inline float sum(Vec a) {
+  const __m256 h = _mm256_add_ps(_mm512_maskz_extractf32x8_ps(0xFF, a.v, 0), _mm512_maskz_extractf32x8_ps(0xFF, a.v, 1));
+  const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+  const __m128 e = _mm_add_ps(q, _mm_movehl_ps(q, q));
+  return _mm_cvtss_f32(_mm_add_ss(e, _mm_shuffle_ps(e, e, 1)));
+}
+#else
+inline Vec operator+(Vec a, Vec b) { return {_mm256_add_ps(a.v, b.v)}; }
+inline Vec operator-(Vec a, Vec b) { return {_mm256_sub_ps(a.v, b.v)}; }
+inline Vec operator*(Vec a, Vec b) { return {_mm256_mul_ps(a.v, b.v)}; }
+inline Vec operator/(Vec a, Vec b) { return {_mm256_div_ps(a.v, b.v)}; }
+inline Vec fmadd(Vec a, Vec b, Vec c) { return {_mm256_fmadd_ps(a.v, b.v, c.v)}; }
+inline Vec sqrt(Vec a) { return {_mm256_sqrt_ps(a.v)}; }
+inline Vec relu(Vec a) {
+  const __m256 zero = _mm256_setzero_ps();
+  return {_mm256_blendv_ps(a.v, zero, _mm256_cmp_ps(a.v, zero, _CMP_LE_OQ))};
+}
+inline Vec where_positive(Vec y, Vec s) {
+  return {_mm256_and_ps(_mm256_cmp_ps(y.v, _mm256_setzero_ps(), _CMP_GT_OQ), s.v)};
+}
+inline Vec load_into(Vec v, Mask m, const float* p) {
+  return {_mm256_blendv_ps(v.v, _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m))};
+}
+/// The sum of the lanes: halves, then pairs.
+inline float sum(Vec a) {
+  const __m128 q = _mm_add_ps(_mm256_castps256_ps128(a.v), _mm256_extractf128_ps(a.v, 1));
+  const __m128 e = _mm_add_ps(q, _mm_movehl_ps(q, q));
+  return _mm_cvtss_f32(_mm_add_ss(e, _mm_shuffle_ps(e, e, 1)));
+}
+#endif
+inline Vec operator-(Vec a) { return Vec::zero() - a; }
+inline Vec operator+(Vec a, float b) { return a + Vec::set1(b); }
+inline Vec operator*(float a, Vec b) { return Vec::set1(a) * b; }
+
+#endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2

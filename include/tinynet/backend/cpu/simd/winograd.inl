@@ -1,0 +1,268 @@
+/// \file
+/// Winograd F(2x2, 3x3) for stride-1 3x3 convolutions in float32 (AVX-512 builds). Each
+/// 4x4 input tile d becomes 16 values B^T d B, each filter g becomes G g G^T, and the
+/// products become 16 independent GEMMs [out_c x in_c] x [in_c x tiles]: per 2x2 output
+/// tile and channel pair 16 multiply-adds instead of im2col's 36. A^T m A turns each
+/// product tile back into 2x2 outputs. conv2d uses it for the forward pass and for the
+/// input gradient (a convolution of the output gradient with the flipped filters).
+///
+/// The matrices come from interpolation at 0, 1, -1 and infinity (Toom-Cook, transposed for
+/// correlation), the denominators moved into G so that B^T and A^T hold 0 and +-1 only, and
+/// a row of B^T negated together with the same row of G so that it starts with a positive
+/// term (the products are unchanged). The code is written over the matrices (Matrices<R>)
+/// so that another tile size is a table, not a kernel; F(2x2, 5x5) was measured and left
+/// out: its float32 error is several times that of summing directly (bench/NOTES.md).
+///
+/// Layouts, for a group of images whose tiles are numbered p = (image * tiles_h + ty) *
+/// tiles_w + tx, and xi = 0 .. a*a-1: U[xi][out_c][in_c], V[xi][in_c][ld], M[xi][out_c][ld],
+/// ld = padded_tiles(), the planes of V and M v_plane() and m_plane() apart. The transforms
+/// take 16 tiles at a time (several short tile rows side by side); the products go through
+/// gemm_rows (V read in place, no packing).
+
+namespace winograd {
+
+using cpu::winograd::Matrices;
+using cpu::winograd::Shape;
+using cpu::winograd::transform_weights;
+
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+
+namespace detail {
+
+using TINYNET_ISA_NAMESPACE::detail::lanes_between;
+
+/// acc + C * x for the non-zero coefficient C = Mat[Row][K], known at compile time: an
+/// add, a subtraction or a multiply-add. (Passed as its place in Mat: Clang 14 takes no
+/// float template arguments.)
+template <const auto& Mat, int Row, int K>
+inline __m512 add_term(__m512 acc, __m512 x) {
+  constexpr float C = Mat[Row][K];
+  if constexpr (C == 1.0f)
+    return _mm512_add_ps(acc, x);
+  else if constexpr (C == -1.0f)
+    return _mm512_sub_ps(acc, x);
+  else
+    return _mm512_fmadd_ps(_mm512_set1_ps(C), x, acc);
+}
+
+/// acc plus the terms K.. of row `Row` of Mat applied to x (zeros skipped).
+template <const auto& Mat, int Row, int K>
+inline __m512 combine_rest(const __m512* x, __m512 acc) {
+  constexpr int n = static_cast<int>(std::extent_v<std::remove_reference_t<decltype(Mat[0])>>);
+  if constexpr (K == n)
+    return acc;
+  else if constexpr (Mat[Row][K] == 0.0f)
+    return combine_rest<Mat, Row, K + 1>(x, acc);
+  else
+    return combine_rest<Mat, Row, K + 1>(x, add_term<Mat, Row, K>(acc, x[K]));
+}
+
+/// sum over k of Mat[Row][k] * x[k] (a row of B^T or A^T), terms in order, zeros skipped.
+template <const auto& Mat, int Row, int K = 0>
+inline __m512 combine(const __m512* x) {
+  if constexpr (Mat[Row][K] == 0.0f)
+    return combine<Mat, Row, K + 1>(x);
+  else if constexpr (Mat[Row][K] == 1.0f)
+    return combine_rest<Mat, Row, K + 1>(x, x[K]);
+  else
+    return combine_rest<Mat, Row, K + 1>(x, _mm512_mul_ps(_mm512_set1_ps(Mat[Row][K]), x[K]));
+}
+
+/// out[k] = row k of Mat applied to x, for each row k.
+template <const auto& Mat, int... K>
+inline void apply_rows(const __m512* x, __m512* out, std::integer_sequence<int, K...>) {
+  ((out[K] = combine<Mat, K>(x)), ...);
+}
+
+/// Tiles of one tile row that share a vector: image j's tile row ty, tiles tx .. tx+n-1 in
+/// lanes lane .. lane+n-1.
+struct Segment {
+  std::int64_t j, ty, tx;
+  int lane, n;
+};
+
+/// Calls f(p0, segments, count, lanes) for vectors of tiles in the order of p: when tile
+/// rows are at most 8 tiles long, as many whole rows as fit in 16 lanes (an 8x8 output
+/// has 4-tile rows: 4 to a vector), else each row 16 tiles at a time. p0 is the vector's first
+/// tile; `lanes` marks the lanes in use.
+template <typename F>
+void for_each_tile_vector(const Shape& s, F&& f) {
+  const std::int64_t tw = s.tiles_w(), th = s.tiles_h(), rows = s.count * th;
+  Segment seg[16];
+  if (tw <= 8) {
+    const std::int64_t per = 16 / tw;
+    std::int64_t j = 0, ty = 0;  // of tile row q0
+    for (std::int64_t q0 = 0; q0 < rows; q0 += per) {
+      const int n = static_cast<int>(std::min(per, rows - q0));
+      for (int i = 0; i < n; ++i) {
+        seg[i] = {j, ty, 0, static_cast<int>(i * tw), static_cast<int>(tw)};
+        if (++ty == th) ty = 0, ++j;
+      }
+      f(q0 * tw, seg, n, lanes_between(0, n * tw));
+    }
+    return;
+  }
+  for (std::int64_t j = 0; j < s.count; ++j)
+    for (std::int64_t ty = 0; ty < th; ++ty)
+      for (std::int64_t tx0 = 0; tx0 < tw; tx0 += 16) {
+        seg[0] = {j, ty, tx0, 0, static_cast<int>(std::min<std::int64_t>(16, tw - tx0))};
+        f((j * th + ty) * tw + tx0, seg, 1, lanes_between(0, seg[0].n));
+      }
+}
+
+/// The lanes of a pair of vectors (lo: positions 0-15, hi: 16-31) that hold a segment's
+/// elements 2 * lane .. 2 * (lane + n) and whose column (position + shift) lies in [0, w).
+inline void pair_masks(const Segment& g, std::int64_t shift, std::int64_t w, __mmask16& lo, __mmask16& hi) {
+  const std::int64_t from = std::max<std::int64_t>(2 * g.lane, -shift),
+                     to = std::min<std::int64_t>(2 * (g.lane + g.n), w - shift);
+  lo = lanes_between(from, to);
+  hi = lanes_between(from - 16, to - 16);
+}
+
+}  // namespace detail
+
+/// V[xi][c][p] = (B^T d B)[xi] for each tile d of `in` (image j's channel c at in + j *
+/// image_stride + c * channel_stride, rows of s.w floats).
+template <int R>
+void transform_input(const Shape& s, const float* in, std::int64_t channel_stride, std::int64_t image_stride,
+                     float* v) {
+  using Mx = Matrices<R>;
+  constexpr int a = Mx::a;
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  const std::int64_t ld = s.padded_tiles(), plane = s.v_plane();
+  // Plane by plane, top to bottom: the reads stream (the prefetchers follow them).
+  for (std::int64_t c = 0; c < s.in_c; ++c)
+    detail::for_each_tile_vector(s, [&](std::int64_t p0, const detail::Segment* seg, int segs, __mmask16 lanes) {
+      // Pair element 2 * lane + 2 * t + {0, 1} of segment i, for columns k and k + 1 of its
+      // tiles, is input column 2 * (tx + t) - pw + k + {0, 1}: at plane_at[i] + iy * w + k.
+      const float* plane_at[16];
+      std::int64_t shift[16];
+      __mmask16 mlo[16][a / 2], mhi[16][a / 2];
+      for (int i = 0; i < segs; ++i) {
+        shift[i] = 2 * seg[i].tx - s.pw - 2 * seg[i].lane;
+        plane_at[i] = in + seg[i].j * image_stride + c * channel_stride + shift[i];
+        for (int k = 0; k < a; k += 2) detail::pair_masks(seg[i], shift[i] + k, s.w, mlo[i][k / 2], mhi[i][k / 2]);
+      }
+      // e[k][r] = (d B)[r][k], where lane l of d[r][k] is input (2ty - ph + r, 2tx - pw + k)
+      // of the lane's tile (ty, tx).
+      __m512 e[a][a];
+#pragma GCC unroll 8
+      for (int r = 0; r < a; ++r) {
+        __m512 d[a];
+#pragma GCC unroll 8
+        for (int k = 0; k < a; k += 2) {  // columns k and k + 1: the even and odd elements of a pair
+          __m512 lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps();
+          for (int i = 0; i < segs; ++i) {
+            const std::int64_t iy = 2 * seg[i].ty - s.ph + r;
+            if (iy < 0 || iy >= s.h) continue;
+            const float* src = plane_at[i] + iy * s.w + k;
+            lo = _mm512_mask_loadu_ps(lo, mlo[i][k / 2], src);
+            hi = _mm512_mask_loadu_ps(hi, mhi[i][k / 2], src + 16);
+          }
+          d[k] = _mm512_permutex2var_ps(lo, even, hi);
+          d[k + 1] = _mm512_permutex2var_ps(lo, odd, hi);
+        }
+        __m512 db[a];
+        detail::apply_rows<Mx::BT>(d, db, std::make_integer_sequence<int, a>{});
+#pragma GCC unroll 8
+        for (int k = 0; k < a; ++k) e[k][r] = db[k];
+      }
+      float* out = v + c * ld + p0;
+#pragma GCC unroll 8
+      for (int k = 0; k < a; ++k) {  // B^T (d B), column k
+        __m512 col[a];
+        detail::apply_rows<Mx::BT>(e[k], col, std::make_integer_sequence<int, a>{});
+#pragma GCC unroll 8
+        for (int r = 0; r < a; ++r) _mm512_mask_storeu_ps(out + (r * a + k) * plane, lanes, col[r]);
+      }
+    });
+}
+
+/// M[xi] = U[xi] V[xi] for every xi; split over xi when `parallel`.
+inline void multiply(const Shape& s, const float* u, const float* v, float* m, bool parallel) {
+  const std::int64_t ld = s.padded_tiles(), tiles = s.tiles();
+  auto one = [&](std::int64_t xi) {
+    gemm_rows(s.out_c, tiles, s.in_c, u + xi * s.out_c * s.in_c, s.in_c, v + xi * s.v_plane(), ld, m + xi * s.m_plane(),
+              ld);
+  };
+  if (parallel) {
+    parallel_for(s.points(), 1, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t xi = lo; xi < hi; ++xi) one(xi);
+    });
+  } else {
+    for (std::int64_t xi = 0; xi < s.points(); ++xi) one(xi);
+  }
+}
+
+/// out[j, o, y, x] (+)= (A^T m A) for each tile (+ bias[o]; then max(., 0) with `relu`,
+/// NaN kept, as relu does). `accumulate` adds to out instead of overwriting it. Image j's
+/// plane o is at out + j * image_stride + o * channel_stride, rows of s.ow floats.
+template <int R>
+void transform_output(const Shape& s, const float* m, const float* bias, bool relu, bool accumulate, float* out,
+                      std::int64_t channel_stride, std::int64_t image_stride) {
+  using Mx = Matrices<R>;
+  constexpr int a = Mx::a;
+  const __m512i lo_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i hi_idx = _mm512_add_epi32(lo_idx, _mm512_set1_epi32(8));
+  const __m512 zero = _mm512_setzero_ps();
+  const std::int64_t ld = s.padded_tiles(), plane = s.m_plane();
+  auto store = [&](float* dst, __mmask16 mask, __m512 value) {
+    if (relu) value = _mm512_mask_mov_ps(value, _mm512_cmp_ps_mask(value, zero, _CMP_LE_OQ), zero);
+    if (accumulate) value = _mm512_add_ps(_mm512_maskz_loadu_ps(mask, dst), value);
+    _mm512_mask_storeu_ps(dst, mask, value);
+  };
+  for (std::int64_t o = 0; o < s.out_c; ++o) {
+    const __m512 b = _mm512_set1_ps(bias != nullptr ? bias[o] : 0.0f);
+    detail::for_each_tile_vector(s, [&](std::int64_t p0, const detail::Segment* seg, int segs, __mmask16 lanes) {
+      const float* src = m + o * ld + p0;
+      __m512 sc[2][a];  // (A^T m)[i][k], column by column
+#pragma GCC unroll 8
+      for (int k = 0; k < a; ++k) {
+        __m512 col[a], t[2];
+#pragma GCC unroll 8
+        for (int r = 0; r < a; ++r) col[r] = _mm512_maskz_loadu_ps(lanes, src + (r * a + k) * plane);
+        detail::apply_rows<Mx::AT>(col, t, std::make_integer_sequence<int, 2>{});
+        sc[0][k] = t[0];
+        sc[1][k] = t[1];
+      }
+      // Pair element 2 * lane + 2 * t + {0, 1} of segment n is output column 2 * (tx + t) + {0, 1}.
+      std::int64_t shift[16];
+      __mmask16 mlo[16], mhi[16];
+      for (int n = 0; n < segs; ++n) {
+        shift[n] = 2 * seg[n].tx - 2 * seg[n].lane;
+        detail::pair_masks(seg[n], shift[n], s.ow, mlo[n], mhi[n]);
+      }
+#pragma GCC unroll 2
+      for (int i = 0; i < 2; ++i) {  // output row 2ty + i: (A^T m) A plus the bias, pairs interleaved
+        __m512 y[2];
+        detail::apply_rows<Mx::AT>(sc[i], y, std::make_integer_sequence<int, 2>{});
+        y[0] = _mm512_add_ps(y[0], b);
+        y[1] = _mm512_add_ps(y[1], b);
+        const __m512 lo = _mm512_permutex2var_ps(y[0], lo_idx, y[1]), hi = _mm512_permutex2var_ps(y[0], hi_idx, y[1]);
+        for (int n = 0; n < segs; ++n) {
+          const std::int64_t oy = 2 * seg[n].ty + i;
+          if (oy >= s.oh) continue;
+          float* dst = out + seg[n].j * image_stride + o * channel_stride + oy * s.ow + shift[n];
+          if (mlo[n] != 0) store(dst, mlo[n], lo);
+          if (mhi[n] != 0) store(dst + 16, mhi[n], hi);
+        }
+      }
+    });
+  }
+}
+
+/// The convolution of a group: input tiles into v, products into m, outputs into out (see
+/// transform_input, multiply and transform_output for the arguments).
+template <int R>
+void convolve(const Shape& s, const float* u, const float* in, std::int64_t in_channel_stride,
+              std::int64_t in_image_stride, float* v, float* m, const float* bias, bool relu, bool accumulate,
+              float* out, std::int64_t out_channel_stride, std::int64_t out_image_stride, bool parallel) {
+  transform_input<R>(s, in, in_channel_stride, in_image_stride, v);
+  multiply(s, u, v, m, parallel);
+  transform_output<R>(s, m, bias, relu, accumulate, out, out_channel_stride, out_image_stride);
+}
+
+#endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+
+}  // namespace winograd
