@@ -30,7 +30,7 @@ const ConvCase kCases[] = {
     {2, 2, 10, 3, 3, 2, 2, 1, 0},  {2, 2, 20, 3, 3, 2, 3, 1, 0}, {1, 1, 30, 30, 2, 3, 3, 1, 0},
 };
 
-// Shapes that take Winograd F(2x2, 3x3) in float32 (AVX-512 builds): padding 0, 1 and 2,
+// Shapes that take Winograd F(2x2, 3x3) in float32 (AVX2 and AVX-512 levels): padding 0, 1 and 2,
 // odd output extents (partial 2x2 tiles), tile rows longer than one vector (19 tiles),
 // short tile rows several to a vector (1, 3 and 4 tiles; rows of different samples side by
 // side), output channels that are not a multiple of the GEMM kernel's 8 rows, a 1x1
@@ -82,11 +82,11 @@ struct ThreadCountRestorer {
 };
 
 /// float32 against the float64 kernels on one shape whose float32 path `uses` reports
-/// taken (AVX-512 builds): the output against the reference loop; the values and the
+/// taken at levels from `from` on (the level in use, TINYNET_CPU_ISA): the output against the reference loop; the values and the
 /// gradients of conv2d and conv2d_relu (the input's with `input_grad`); and conv2d_relu
 /// exactly relu(conv2d).
-void check_float32_kernels(const ConvCase& k, bool (*uses)(const backend::Conv2dGeometry&), bool input_grad,
-                           std::uint64_t seed) {
+void check_float32_kernels(const ConvCase& k, bool (*uses)(const backend::Conv2dGeometry&), backend::cpu::Isa from,
+                           bool input_grad, std::uint64_t seed) {
   INFO(get_num_threads() << " threads, x [" << k.n << "," << k.c << "," << k.h << "," << k.w << "] kernel " << k.kh
                          << "x" << k.kw << " out " << k.out_c << " padding " << k.padding
                          << (input_grad ? ", input gradient" : ""));
@@ -94,7 +94,7 @@ void check_float32_kernels(const ConvCase& k, bool (*uses)(const backend::Conv2d
   const Tensor w64 = random_input({k.out_c, k.c, k.kh, k.kw}, seed + 1, false);
   const Tensor b64 = random_input({k.out_c}, seed + 2, false);
   CHECK(uses(ops::detail::conv2d_geometry(x64, w64, k.stride, k.padding)) ==
-        (backend::cpu::isa() == backend::cpu::Isa::avx512));
+        (static_cast<int>(backend::cpu::isa()) >= static_cast<int>(from)));
   check_close(conv2d(x64.to(DType::float32), w64.to(DType::float32), b64.to(DType::float32), k.stride, k.padding),
               conv_reference(x64, w64, b64, k.stride, k.padding), 1e-5);
   for (bool fused : {false, true}) {
@@ -224,7 +224,7 @@ TEST_CASE("conv2d: Winograd shapes give the reference values and gradients", "[o
   ThreadCountRestorer restore;
   for (int threads : {1, 2}) {
     set_num_threads(threads);
-    for (const auto& k : kWinogradCases) check_float32_kernels(k, backend::cpu::uses_winograd<float>, true, 30);
+    for (const auto& k : kWinogradCases) check_float32_kernels(k, backend::cpu::uses_winograd<float>, backend::cpu::Isa::avx2, true, 30);
   }
 }
 
@@ -235,7 +235,7 @@ TEST_CASE("conv2d: one-channel layers give the reference values and gradients", 
     set_num_threads(threads);
     for (const auto& k : kOneChannelCases)
       for (bool input_grad : {false, true})
-        check_float32_kernels(k, backend::cpu::uses_one_channel<float>, input_grad, 40);
+        check_float32_kernels(k, backend::cpu::uses_one_channel<float>, backend::cpu::Isa::avx512, input_grad, 40);
   }
 }
 

@@ -7,20 +7,23 @@
 /// Weight and bias gradients are summed per chunk and then across chunks in a fixed
 /// order, so results do not depend on thread scheduling.
 
-/// The Winograd and one-channel kernels exist for float32 at the AVX-512 level.
+/// The Winograd kernels exist for float32 at the AVX2 and AVX-512 levels, the one-channel
+/// kernel at the AVX-512 level.
 template <typename T>
-inline constexpr bool kVectorFloat = std::is_same_v<T, float> && TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512;
+inline constexpr bool kWinogradFloat = std::is_same_v<T, float> && TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2;
+template <typename T>
+inline constexpr bool kOneChannelFloat = std::is_same_v<T, float> && TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512;
 
 /// Whether the kernels for T take the Winograd path for g.
 template <typename T>
 bool uses_winograd(Level, const Conv2dGeometry& g) {
-  return kVectorFloat<T> && winograd_shape(g);
+  return kWinogradFloat<T> && winograd_shape(g);
 }
 
 /// Whether the kernels for T take the direct one-channel path for g's output.
 template <typename T>
 bool uses_one_channel(Level, const Conv2dGeometry& g) {
-  return kVectorFloat<T> && one_channel_shape(g);
+  return kOneChannelFloat<T> && one_channel_shape(g);
 }
 
 namespace detail {
@@ -177,7 +180,7 @@ void conv2d_forward(Level, const Conv2dGeometry& g, const T* x, const T* w, cons
   const std::int64_t per_chunk = conv2d_forward_scratch_per_chunk(g);
   const bool direct = cpu_group(g) == 1;  // the GEMM can write y itself
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (kOneChannelFloat<T>) {
     if (uses_one_channel<T>(Level{}, g)) {
       parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
         for (std::int64_t n = lo * g.n / chunks; n < hi * g.n / chunks; ++n)
@@ -185,6 +188,10 @@ void conv2d_forward(Level, const Conv2dGeometry& g, const T* x, const T* w, cons
       });
       return;
     }
+  }
+#endif
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+  if constexpr (kWinogradFloat<T>) {
     if (uses_winograd<T>(Level{}, g)) {
       float* u = scratch + chunks * per_chunk;
       winograd::transform_weights<3>(w, g.out_c, g.c, false, u);
@@ -293,8 +300,8 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
         if (dw != nullptr) detail::add_weight_grad(g, gyc, x + first * g.c * g.h * g.w, count, col, ld, dw_part);
         if (db != nullptr)
           for (std::int64_t o = 0; o < g.out_c; ++o) db_part[o] += sum_run(gyc + o * ld, ld);
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-        if constexpr (std::is_same_v<T, float>) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+        if constexpr (kWinogradFloat<T>) {
           if (winograd_dx) {
             // gyc holds sample j's channel o at gyc + o * ld + j * cols.
             const winograd::Shape s = winograd_input_grad(g, count);

@@ -39,6 +39,15 @@ inline Mask lanes_between(std::int64_t lo, std::int64_t hi) {
 /// Lanes [0, min(kLanes, left)).
 inline Mask tail_mask(std::int64_t left) { return lanes_between(0, left); }
 
+/// Whether m has any lane.
+inline bool any(Mask m) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  return m != 0;
+#else
+  return !_mm256_testz_si256(m, m);
+#endif
+}
+
 /// All lanes.
 inline Mask all_lanes() {
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
@@ -127,6 +136,34 @@ inline float sum(Vec a) {
   return _mm_cvtss_f32(_mm_add_ss(e, _mm_shuffle_ps(e, e, 1)));
 }
 #endif
+
+/// The even and the odd elements of the 2 kLanes elements lo, hi (lo first).
+inline void deinterleave(Vec lo, Vec hi, Vec& even, Vec& odd) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  const __m512i e = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  even = {_mm512_permutex2var_ps(lo.v, e, hi.v)};
+  odd = {_mm512_permutex2var_ps(lo.v, _mm512_add_epi32(e, _mm512_set1_epi32(1)), hi.v)};
+#else
+  // Within 128-bit halves first ([lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6]), then the 64-bit
+  // quarters into order.
+  even = {_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo.v, hi.v, 0x88)), 0xD8))};
+  odd = {_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo.v, hi.v, 0xDD)), 0xD8))};
+#endif
+}
+
+/// a and b interleaved (a0 b0 a1 b1 ...): the first kLanes elements in lo, the rest in hi.
+inline void interleave(Vec a, Vec b, Vec& lo, Vec& hi) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  const __m512i l = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  lo = {_mm512_permutex2var_ps(a.v, l, b.v)};
+  hi = {_mm512_permutex2var_ps(a.v, _mm512_add_epi32(l, _mm512_set1_epi32(8)), b.v)};
+#else
+  const __m256 x = _mm256_unpacklo_ps(a.v, b.v), y = _mm256_unpackhi_ps(a.v, b.v);
+  lo = {_mm256_permute2f128_ps(x, y, 0x20)};
+  hi = {_mm256_permute2f128_ps(x, y, 0x31)};
+#endif
+}
+
 inline Vec operator-(Vec a) { return Vec::zero() - a; }
 inline Vec operator+(Vec a, float b) { return a + Vec::set1(b); }
 inline Vec operator*(float a, Vec b) { return Vec::set1(a) * b; }

@@ -1,5 +1,5 @@
 /// \file
-/// Winograd F(2x2, 3x3) for stride-1 3x3 convolutions in float32 (AVX-512 builds). Each
+/// Winograd F(2x2, 3x3) for stride-1 3x3 convolutions in float32 (AVX2 and AVX-512). Each
 /// 4x4 input tile d becomes 16 values B^T d B, each filter g becomes G g G^T, and the
 /// products become 16 independent GEMMs [out_c x in_c] x [in_c x tiles]: per 2x2 output
 /// tile and channel pair 16 multiply-adds instead of im2col's 36. A^T m A turns each
@@ -16,7 +16,7 @@
 /// Layouts, for a group of images whose tiles are numbered p = (image * tiles_h + ty) *
 /// tiles_w + tx, and xi = 0 .. a*a-1: U[xi][out_c][in_c], V[xi][in_c][ld], M[xi][out_c][ld],
 /// ld = padded_tiles(), the planes of V and M v_plane() and m_plane() apart. The transforms
-/// take 16 tiles at a time (several short tile rows side by side); the products go through
+/// take a vector of tiles at a time (several short tile rows side by side); the products go through
 /// gemm_rows (V read in place, no packing).
 
 namespace winograd {
@@ -25,29 +25,30 @@ using cpu::winograd::Matrices;
 using cpu::winograd::Shape;
 using cpu::winograd::transform_weights;
 
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
 
 namespace detail {
 
+using TINYNET_ISA_NAMESPACE::detail::any;
 using TINYNET_ISA_NAMESPACE::detail::lanes_between;
 
 /// acc + C * x for the non-zero coefficient C = Mat[Row][K], known at compile time: an
 /// add, a subtraction or a multiply-add. (Passed as its place in Mat: Clang 14 takes no
 /// float template arguments.)
 template <const auto& Mat, int Row, int K>
-inline __m512 add_term(__m512 acc, __m512 x) {
+inline Vec add_term(Vec acc, Vec x) {
   constexpr float C = Mat[Row][K];
   if constexpr (C == 1.0f)
-    return _mm512_add_ps(acc, x);
+    return acc + x;
   else if constexpr (C == -1.0f)
-    return _mm512_sub_ps(acc, x);
+    return acc - x;
   else
-    return _mm512_fmadd_ps(_mm512_set1_ps(C), x, acc);
+    return fmadd(Vec::set1(C), x, acc);
 }
 
 /// acc plus the terms K.. of row `Row` of Mat applied to x (zeros skipped).
 template <const auto& Mat, int Row, int K>
-inline __m512 combine_rest(const __m512* x, __m512 acc) {
+inline Vec combine_rest(const Vec* x, Vec acc) {
   constexpr int n = static_cast<int>(std::extent_v<std::remove_reference_t<decltype(Mat[0])>>);
   if constexpr (K == n)
     return acc;
@@ -59,18 +60,18 @@ inline __m512 combine_rest(const __m512* x, __m512 acc) {
 
 /// sum over k of Mat[Row][k] * x[k] (a row of B^T or A^T), terms in order, zeros skipped.
 template <const auto& Mat, int Row, int K = 0>
-inline __m512 combine(const __m512* x) {
+inline Vec combine(const Vec* x) {
   if constexpr (Mat[Row][K] == 0.0f)
     return combine<Mat, Row, K + 1>(x);
   else if constexpr (Mat[Row][K] == 1.0f)
     return combine_rest<Mat, Row, K + 1>(x, x[K]);
   else
-    return combine_rest<Mat, Row, K + 1>(x, _mm512_mul_ps(_mm512_set1_ps(Mat[Row][K]), x[K]));
+    return combine_rest<Mat, Row, K + 1>(x, Vec::set1(Mat[Row][K]) * x[K]);
 }
 
 /// out[k] = row k of Mat applied to x, for each row k.
 template <const auto& Mat, int... K>
-inline void apply_rows(const __m512* x, __m512* out, std::integer_sequence<int, K...>) {
+inline void apply_rows(const Vec* x, Vec* out, std::integer_sequence<int, K...>) {
   ((out[K] = combine<Mat, K>(x)), ...);
 }
 
@@ -82,15 +83,15 @@ struct Segment {
 };
 
 /// Calls f(p0, segments, count, lanes) for vectors of tiles in the order of p: when tile
-/// rows are at most 8 tiles long, as many whole rows as fit in 16 lanes (an 8x8 output
-/// has 4-tile rows: 4 to a vector), else each row 16 tiles at a time. p0 is the vector's first
+/// rows are at most half a vector long, as many whole rows as fit in its lanes (an 8x8
+/// output has 4-tile rows: 4 to a vector of 16), else each row a vector's worth at a time. p0 is the vector's first
 /// tile; `lanes` marks the lanes in use.
 template <typename F>
 void for_each_tile_vector(const Shape& s, F&& f) {
   const std::int64_t tw = s.tiles_w(), th = s.tiles_h(), rows = s.count * th;
-  Segment seg[16];
-  if (tw <= 8) {
-    const std::int64_t per = 16 / tw;
+  Segment seg[kLanes];
+  if (tw <= kLanes / 2) {
+    const std::int64_t per = kLanes / tw;
     std::int64_t j = 0, ty = 0;  // of tile row q0
     for (std::int64_t q0 = 0; q0 < rows; q0 += per) {
       const int n = static_cast<int>(std::min(per, rows - q0));
@@ -104,19 +105,19 @@ void for_each_tile_vector(const Shape& s, F&& f) {
   }
   for (std::int64_t j = 0; j < s.count; ++j)
     for (std::int64_t ty = 0; ty < th; ++ty)
-      for (std::int64_t tx0 = 0; tx0 < tw; tx0 += 16) {
-        seg[0] = {j, ty, tx0, 0, static_cast<int>(std::min<std::int64_t>(16, tw - tx0))};
+      for (std::int64_t tx0 = 0; tx0 < tw; tx0 += kLanes) {
+        seg[0] = {j, ty, tx0, 0, static_cast<int>(std::min<std::int64_t>(kLanes, tw - tx0))};
         f((j * th + ty) * tw + tx0, seg, 1, lanes_between(0, seg[0].n));
       }
 }
 
-/// The lanes of a pair of vectors (lo: positions 0-15, hi: 16-31) that hold a segment's
+/// The lanes of a pair of vectors (lo: positions 0 .. kLanes-1, hi: the next kLanes) that hold a segment's
 /// elements 2 * lane .. 2 * (lane + n) and whose column (position + shift) lies in [0, w).
-inline void pair_masks(const Segment& g, std::int64_t shift, std::int64_t w, __mmask16& lo, __mmask16& hi) {
+inline void pair_masks(const Segment& g, std::int64_t shift, std::int64_t w, Mask& lo, Mask& hi) {
   const std::int64_t from = std::max<std::int64_t>(2 * g.lane, -shift),
                      to = std::min<std::int64_t>(2 * (g.lane + g.n), w - shift);
   lo = lanes_between(from, to);
-  hi = lanes_between(from - 16, to - 16);
+  hi = lanes_between(from - kLanes, to - kLanes);
 }
 
 }  // namespace detail
@@ -128,17 +129,15 @@ void transform_input(const Shape& s, const float* in, std::int64_t channel_strid
                      float* v) {
   using Mx = Matrices<R>;
   constexpr int a = Mx::a;
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
   const std::int64_t ld = s.padded_tiles(), plane = s.v_plane();
   // Plane by plane, top to bottom: the reads stream (the prefetchers follow them).
   for (std::int64_t c = 0; c < s.in_c; ++c)
-    detail::for_each_tile_vector(s, [&](std::int64_t p0, const detail::Segment* seg, int segs, __mmask16 lanes) {
+    detail::for_each_tile_vector(s, [&](std::int64_t p0, const detail::Segment* seg, int segs, Mask lanes) {
       // Pair element 2 * lane + 2 * t + {0, 1} of segment i, for columns k and k + 1 of its
       // tiles, is input column 2 * (tx + t) - pw + k + {0, 1}: at plane_at[i] + iy * w + k.
-      const float* plane_at[16];
-      std::int64_t shift[16];
-      __mmask16 mlo[16][a / 2], mhi[16][a / 2];
+      const float* plane_at[kLanes];
+      std::int64_t shift[kLanes];
+      Mask mlo[kLanes][a / 2], mhi[kLanes][a / 2];
       for (int i = 0; i < segs; ++i) {
         shift[i] = 2 * seg[i].tx - s.pw - 2 * seg[i].lane;
         plane_at[i] = in + seg[i].j * image_stride + c * channel_stride + shift[i];
@@ -146,24 +145,23 @@ void transform_input(const Shape& s, const float* in, std::int64_t channel_strid
       }
       // e[k][r] = (d B)[r][k], where lane l of d[r][k] is input (2ty - ph + r, 2tx - pw + k)
       // of the lane's tile (ty, tx).
-      __m512 e[a][a];
+      Vec e[a][a];
 #pragma GCC unroll 8
       for (int r = 0; r < a; ++r) {
-        __m512 d[a];
+        Vec d[a];
 #pragma GCC unroll 8
         for (int k = 0; k < a; k += 2) {  // columns k and k + 1: the even and odd elements of a pair
-          __m512 lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps();
+          Vec lo = Vec::zero(), hi = Vec::zero();
           for (int i = 0; i < segs; ++i) {
             const std::int64_t iy = 2 * seg[i].ty - s.ph + r;
             if (iy < 0 || iy >= s.h) continue;
             const float* src = plane_at[i] + iy * s.w + k;
-            lo = _mm512_mask_loadu_ps(lo, mlo[i][k / 2], src);
-            hi = _mm512_mask_loadu_ps(hi, mhi[i][k / 2], src + 16);
+            lo = load_into(lo, mlo[i][k / 2], src);
+            hi = load_into(hi, mhi[i][k / 2], src + kLanes);
           }
-          d[k] = _mm512_permutex2var_ps(lo, even, hi);
-          d[k + 1] = _mm512_permutex2var_ps(lo, odd, hi);
+          deinterleave(lo, hi, d[k], d[k + 1]);
         }
-        __m512 db[a];
+        Vec db[a];
         detail::apply_rows<Mx::BT>(d, db, std::make_integer_sequence<int, a>{});
 #pragma GCC unroll 8
         for (int k = 0; k < a; ++k) e[k][r] = db[k];
@@ -171,10 +169,10 @@ void transform_input(const Shape& s, const float* in, std::int64_t channel_strid
       float* out = v + c * ld + p0;
 #pragma GCC unroll 8
       for (int k = 0; k < a; ++k) {  // B^T (d B), column k
-        __m512 col[a];
+        Vec col[a];
         detail::apply_rows<Mx::BT>(e[k], col, std::make_integer_sequence<int, a>{});
 #pragma GCC unroll 8
-        for (int r = 0; r < a; ++r) _mm512_mask_storeu_ps(out + (r * a + k) * plane, lanes, col[r]);
+        for (int r = 0; r < a; ++r) col[r].store(out + (r * a + k) * plane, lanes);
       }
     });
 }
@@ -203,49 +201,44 @@ void transform_output(const Shape& s, const float* m, const float* bias, bool re
                       std::int64_t channel_stride, std::int64_t image_stride) {
   using Mx = Matrices<R>;
   constexpr int a = Mx::a;
-  const __m512i lo_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-  const __m512i hi_idx = _mm512_add_epi32(lo_idx, _mm512_set1_epi32(8));
-  const __m512 zero = _mm512_setzero_ps();
   const std::int64_t ld = s.padded_tiles(), plane = s.m_plane();
-  auto store = [&](float* dst, __mmask16 mask, __m512 value) {
-    if (relu) value = _mm512_mask_mov_ps(value, _mm512_cmp_ps_mask(value, zero, _CMP_LE_OQ), zero);
-    if (accumulate) value = _mm512_add_ps(_mm512_maskz_loadu_ps(mask, dst), value);
-    _mm512_mask_storeu_ps(dst, mask, value);
+  auto store = [&](float* dst, Mask mask, Vec value) {
+    if (relu) value = TINYNET_ISA_NAMESPACE::relu(value);
+    if (accumulate) value = Vec::load(dst, mask) + value;
+    value.store(dst, mask);
   };
   for (std::int64_t o = 0; o < s.out_c; ++o) {
-    const __m512 b = _mm512_set1_ps(bias != nullptr ? bias[o] : 0.0f);
-    detail::for_each_tile_vector(s, [&](std::int64_t p0, const detail::Segment* seg, int segs, __mmask16 lanes) {
+    const Vec b = Vec::set1(bias != nullptr ? bias[o] : 0.0f);
+    detail::for_each_tile_vector(s, [&](std::int64_t p0, const detail::Segment* seg, int segs, Mask lanes) {
       const float* src = m + o * ld + p0;
-      __m512 sc[2][a];  // (A^T m)[i][k], column by column
+      Vec sc[2][a];  // (A^T m)[i][k], column by column
 #pragma GCC unroll 8
       for (int k = 0; k < a; ++k) {
-        __m512 col[a], t[2];
+        Vec col[a], t[2];
 #pragma GCC unroll 8
-        for (int r = 0; r < a; ++r) col[r] = _mm512_maskz_loadu_ps(lanes, src + (r * a + k) * plane);
+        for (int r = 0; r < a; ++r) col[r] = Vec::load(src + (r * a + k) * plane, lanes);
         detail::apply_rows<Mx::AT>(col, t, std::make_integer_sequence<int, 2>{});
         sc[0][k] = t[0];
         sc[1][k] = t[1];
       }
       // Pair element 2 * lane + 2 * t + {0, 1} of segment n is output column 2 * (tx + t) + {0, 1}.
-      std::int64_t shift[16];
-      __mmask16 mlo[16], mhi[16];
+      std::int64_t shift[kLanes];
+      Mask mlo[kLanes], mhi[kLanes];
       for (int n = 0; n < segs; ++n) {
         shift[n] = 2 * seg[n].tx - 2 * seg[n].lane;
         detail::pair_masks(seg[n], shift[n], s.ow, mlo[n], mhi[n]);
       }
 #pragma GCC unroll 2
       for (int i = 0; i < 2; ++i) {  // output row 2ty + i: (A^T m) A plus the bias, pairs interleaved
-        __m512 y[2];
+        Vec y[2], lo, hi;
         detail::apply_rows<Mx::AT>(sc[i], y, std::make_integer_sequence<int, 2>{});
-        y[0] = _mm512_add_ps(y[0], b);
-        y[1] = _mm512_add_ps(y[1], b);
-        const __m512 lo = _mm512_permutex2var_ps(y[0], lo_idx, y[1]), hi = _mm512_permutex2var_ps(y[0], hi_idx, y[1]);
+        interleave(y[0] + b, y[1] + b, lo, hi);
         for (int n = 0; n < segs; ++n) {
           const std::int64_t oy = 2 * seg[n].ty + i;
           if (oy >= s.oh) continue;
           float* dst = out + seg[n].j * image_stride + o * channel_stride + oy * s.ow + shift[n];
-          if (mlo[n] != 0) store(dst, mlo[n], lo);
-          if (mhi[n] != 0) store(dst + 16, mhi[n], hi);
+          if (detail::any(mlo[n])) store(dst, mlo[n], lo);
+          if (detail::any(mhi[n])) store(dst + kLanes, mhi[n], hi);
         }
       }
     });
@@ -263,6 +256,6 @@ void convolve(const Shape& s, const float* u, const float* in, std::int64_t in_c
   transform_output<R>(s, m, bias, relu, accumulate, out, out_channel_stride, out_image_stride);
 }
 
-#endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+#endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
 
 }  // namespace winograd
