@@ -86,8 +86,8 @@ int train(Model model, MakeOptimizer make_optimizer, const data::MNIST& train_se
       "\"batches\": %d, \"seconds\": %.4f, \"images_per_s\": %.1f, \"gflops\": %.2f, \"epoch_s\": %.2f, "
       "\"max_rss_mb\": %.1f, \"system_allocs_in_timed_steps\": %llu}\n",
       device.str().c_str(), backend::cpu::isa_name(backend::cpu::isa()), name, get_num_threads(),
-      static_cast<long long>(batch), batches, secs, images / secs,
-      images * 6 * macs / secs / 1e9, 60000.0 / (images / secs), max_rss_mb(),
+      static_cast<long long>(batch), batches, secs, images / secs, images * 6 * macs / secs / 1e9,
+      60000.0 / (images / secs), max_rss_mb(),
       static_cast<unsigned long long>(allocator.stats().system_allocs - allocs_before));
   return 0;
 }

@@ -22,9 +22,9 @@ namespace cpu = tinynet::backend::cpu;
 
 /// Calls `call` (a function name and its arguments) in the namespace of the level in use.
 #if defined(TINYNET_CPU_X86)
-#define AT_LEVEL(call)                                                         \
-  (cpu::isa() == cpu::Isa::avx512 ? cpu::avx512::call                          \
-   : cpu::isa() == cpu::Isa::avx2 ? cpu::avx2::call                            \
+#define AT_LEVEL(call)                                \
+  (cpu::isa() == cpu::Isa::avx512 ? cpu::avx512::call \
+   : cpu::isa() == cpu::Isa::avx2 ? cpu::avx2::call   \
                                   : cpu::baseline::call)
 #else
 #define AT_LEVEL(call) cpu::baseline::call

@@ -82,9 +82,9 @@ struct ThreadCountRestorer {
 };
 
 /// float32 against the float64 kernels on one shape whose float32 path `uses` reports
-/// taken at levels from `from` on (the level in use, TINYNET_CPU_ISA): the output against the reference loop; the values and the
-/// gradients of conv2d and conv2d_relu (the input's with `input_grad`); and conv2d_relu
-/// exactly relu(conv2d).
+/// taken at levels from `from` on (the level in use, TINYNET_CPU_ISA): the output against the reference loop; the
+/// values and the gradients of conv2d and conv2d_relu (the input's with `input_grad`); and conv2d_relu exactly
+/// relu(conv2d).
 void check_float32_kernels(const ConvCase& k, bool (*uses)(const backend::Conv2dGeometry&), backend::cpu::Isa from,
                            bool input_grad, std::uint64_t seed) {
   INFO(get_num_threads() << " threads, x [" << k.n << "," << k.c << "," << k.h << "," << k.w << "] kernel " << k.kh
@@ -224,7 +224,8 @@ TEST_CASE("conv2d: Winograd shapes give the reference values and gradients", "[o
   ThreadCountRestorer restore;
   for (int threads : {1, 2}) {
     set_num_threads(threads);
-    for (const auto& k : kWinogradCases) check_float32_kernels(k, backend::cpu::uses_winograd<float>, backend::cpu::Isa::avx2, true, 30);
+    for (const auto& k : kWinogradCases)
+      check_float32_kernels(k, backend::cpu::uses_winograd<float>, backend::cpu::Isa::avx2, true, 30);
   }
 }
 

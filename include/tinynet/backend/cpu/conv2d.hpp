@@ -56,9 +56,7 @@ void conv2d_forward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const 
 template <typename T>
 void conv2d_backward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const T* gy, T* dx, bool acc_dx, T* dw,
                      bool acc_dw, T* db, bool acc_db, T* scratch, const T* y_relu) {
-  on_isa([&](auto level) {
-    conv2d_backward(level, g, x, w, gy, dx, acc_dx, dw, acc_dw, db, acc_db, scratch, y_relu);
-  });
+  on_isa([&](auto level) { conv2d_backward(level, g, x, w, gy, dx, acc_dx, dw, acc_dw, db, acc_db, scratch, y_relu); });
 }
 
 }  // namespace tinynet::backend::cpu

@@ -73,7 +73,7 @@ struct Level {};
 #endif
 
 #if defined(__clang__)
-#pragma clang attribute push(                                                                                      \
+#pragma clang attribute push(                                                                          \
     __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt"))), \
     apply_to = function)
 #else

@@ -8,8 +8,8 @@
 #include <cstdint>
 
 #include "tinynet/backend/backend.hpp"
-#include "tinynet/backend/cpu/kernels_for_isa.hpp"
 #include "tinynet/backend/cpu/elementwise.hpp"
+#include "tinynet/backend/cpu/kernels_for_isa.hpp"
 #include "tinynet/backend/optimizers.hpp"
 #include "tinynet/core/parallel.hpp"
 

@@ -10,9 +10,9 @@
 /// The Winograd kernels exist for float32 at the AVX2 and AVX-512 levels, the one-channel
 /// kernel at the AVX-512 level.
 template <typename T>
-inline constexpr bool kWinogradFloat = std::is_same_v<T, float> && TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2;
+inline constexpr bool kWinogradFloat = std::is_same_v<T, float>&& TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2;
 template <typename T>
-inline constexpr bool kOneChannelFloat = std::is_same_v<T, float> && TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512;
+inline constexpr bool kOneChannelFloat = std::is_same_v<T, float>&& TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512;
 
 /// Whether the kernels for T take the Winograd path for g.
 template <typename T>
@@ -342,4 +342,3 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
   if (dw != nullptr) reduce(dw, acc_dw, 0, wsize);
   if (db != nullptr) reduce(db, acc_db, wsize, g.out_c);
 }
-

@@ -43,4 +43,3 @@ void dropout_mask(Level, const RandomStream& rs, T* mask, std::int64_t units, do
     for (std::int64_t u = full * 4; u < units; ++u) mask[u] = r[u - full * 4] >= threshold ? scale : T(0);
   }
 }
-

@@ -47,22 +47,25 @@ inline void gemm_nt_block(const float* a, std::int64_t lda, const float* b, std:
   for (int o = 0; o < 4; ++o)
 #pragma GCC unroll 4
     for (int r = 0; r < NC; ++r) acc[o][r] = Vec::zero();
-  const auto step = [&](std::int64_t p, Mask m) {
+  // Whole vectors with plain loads (AVX2's masked loads cost more), the tail masked.
+  const auto step = [&](std::int64_t p, const Mask* m) {
     Vec bv[MR];
 #pragma GCC unroll 4
-    for (int r = 0; r < MR; ++r) bv[r] = Vec::load(b + r * ldb + p, m);
+    for (int r = 0; r < MR; ++r) bv[r] = m == nullptr ? Vec::load(b + r * ldb + p) : Vec::load(b + r * ldb + p, *m);
 #pragma GCC unroll 4
     for (int o = 0; o < MO; ++o) {
-      const Vec av = Vec::load(a + o * lda + p, m);
+      const Vec av = m == nullptr ? Vec::load(a + o * lda + p) : Vec::load(a + o * lda + p, *m);
 #pragma GCC unroll 4
       for (int r = 0; r < MR; ++r) acc[o][r] = fmadd(av, bv[r], acc[o][r]);
     }
   };
   std::int64_t p = 0;
-  const Mask all = all_lanes();
 #pragma GCC unroll 2
-  for (; p + kLanes <= k; p += kLanes) step(p, all);
-  if (p < k) step(p, tail_mask(k - p));
+  for (; p + kLanes <= k; p += kLanes) step(p, nullptr);
+  if (p < k) {
+    const Mask tail = tail_mask(k - p);
+    step(p, &tail);
+  }
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
   // 128-bit lane o of `sums` = row o's four sums.
   __m512 rows[4];

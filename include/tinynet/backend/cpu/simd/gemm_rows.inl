@@ -17,16 +17,19 @@ constexpr std::int64_t kGemmRowsCols = 3 * kLanes;
 
 /// C[r][p0 .. p0 + kGemmRowsCols) for KB rows: sum over j of A[r][j] B[j][p], then +
 /// bias[r] and max(., 0) with relu (zero where <= 0, NaN kept). `left`: columns of C from p0.
-template <int KB>
+/// `Full`: all kGemmRowsCols columns are there, and B's rows are read with plain loads
+/// (AVX2's masked loads cost more than plain ones).
+template <int KB, bool Full>
 inline void gemm_rows_block(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c,
                             std::int64_t ldc, std::int64_t k, std::int64_t left, const float* bias, bool relu) {
   const Mask m[3] = {lanes_between(0, left), lanes_between(0, left - kLanes), lanes_between(0, left - 2 * kLanes)};
+  const auto load = [&](const float* p, int v) { return Full ? Vec::load(p) : Vec::load(p, m[v]); };
   Vec acc[KB][3];
 #pragma GCC unroll 8
   for (int r = 0; r < KB; ++r) acc[r][0] = acc[r][1] = acc[r][2] = Vec::set1(bias != nullptr ? bias[r] : 0.0f);
   for (std::int64_t j = 0; j < k; ++j) {
     const float* row = b + j * ldb;
-    const Vec v0 = Vec::load(row, m[0]), v1 = Vec::load(row + kLanes, m[1]), v2 = Vec::load(row + 2 * kLanes, m[2]);
+    const Vec v0 = load(row, 0), v1 = load(row + kLanes, 1), v2 = load(row + 2 * kLanes, 2);
 #pragma GCC unroll 8
     for (int r = 0; r < KB; ++r) {
       const Vec s = Vec::set1(a[r * lda + j]);
@@ -37,7 +40,8 @@ inline void gemm_rows_block(const float* a, std::int64_t lda, const float* b, st
   }
 #pragma GCC unroll 8
   for (int r = 0; r < KB; ++r)
-    for (int v = 0; v < 3; ++v) (relu ? TINYNET_ISA_NAMESPACE::relu(acc[r][v]) : acc[r][v]).store(c + r * ldc + kLanes * v, m[v]);
+    for (int v = 0; v < 3; ++v)
+      (relu ? TINYNET_ISA_NAMESPACE::relu(acc[r][v]) : acc[r][v]).store(c + r * ldc + kLanes * v, m[v]);
 }
 
 /// The last `rows` (< KB) rows of a column block.
@@ -46,7 +50,10 @@ inline void gemm_rows_rest(std::int64_t rows, const float* a, std::int64_t lda, 
                            float* c, std::int64_t ldc, std::int64_t k, std::int64_t left, const float* bias,
                            bool relu) {
   if constexpr (KB > 0) {
-    if (rows == KB) return gemm_rows_block<KB>(a, lda, b, ldb, c, ldc, k, left, bias, relu);
+    if (rows == KB) {
+      if (left >= kGemmRowsCols) return gemm_rows_block<KB, true>(a, lda, b, ldb, c, ldc, k, left, bias, relu);
+      return gemm_rows_block<KB, false>(a, lda, b, ldb, c, ldc, k, left, bias, relu);
+    }
     gemm_rows_rest<KB - 1>(rows, a, lda, b, ldb, c, ldc, k, left, bias, relu);
   }
 }
@@ -60,8 +67,8 @@ inline void gemm_rows_range(std::int64_t r0, std::int64_t r1, std::int64_t n, st
   for (std::int64_t p0 = 0; p0 < n; p0 += kGemmRowsCols) {
     std::int64_t r = r0;
     for (; r + kGemmRowsBlock <= r1; r += kGemmRowsBlock)
-      gemm_rows_block<kGemmRowsBlock>(a + r * lda, lda, b + p0, ldb, c + r * ldc + p0, ldc, k, n - p0,
-                                      bias != nullptr ? bias + r : nullptr, relu);
+      gemm_rows_rest<kGemmRowsBlock>(kGemmRowsBlock, a + r * lda, lda, b + p0, ldb, c + r * ldc + p0, ldc, k, n - p0,
+                                     bias != nullptr ? bias + r : nullptr, relu);
     gemm_rows_rest<kGemmRowsBlock - 1>(r1 - r, a + r * lda, lda, b + p0, ldb, c + r * ldc + p0, ldc, k, n - p0,
                                        bias != nullptr ? bias + r : nullptr, relu);
   }
@@ -85,8 +92,8 @@ inline void gemm_rows(std::int64_t m, std::int64_t n, std::int64_t k, const floa
   const std::int64_t parts = std::min<std::int64_t>(blocks, get_num_threads());
   parallel_for(parts, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t p = lo; p < hi; ++p)
-      detail::gemm_rows_range(std::min(m, p * blocks / parts * rb), std::min(m, (p + 1) * blocks / parts * rb), n, k,
-                              a, lda, b, ldb, c, ldc, bias, relu);
+      detail::gemm_rows_range(std::min(m, p * blocks / parts * rb), std::min(m, (p + 1) * blocks / parts * rb), n, k, a,
+                              lda, b, ldb, c, ldc, bias, relu);
   });
 }
 

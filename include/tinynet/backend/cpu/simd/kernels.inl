@@ -3,6 +3,8 @@
 /// backend/cpu/kernels_for_isa.hpp, inside that level's namespace and target pragma.
 /// No include guard: that is the point.
 
+// The order is the dependency order, not the alphabet.
+// clang-format off
 #include "tinynet/backend/cpu/simd/vec.inl"
 #include "tinynet/backend/cpu/simd/short_runs.inl"
 #include "tinynet/backend/cpu/simd/gemm_rows.inl"
@@ -15,3 +17,4 @@
 #include "tinynet/backend/cpu/simd/dropout.inl"
 #include "tinynet/backend/cpu/simd/optimizers.inl"
 #include "tinynet/backend/cpu/simd/linear.inl"
+// clang-format on

@@ -16,7 +16,8 @@ void linear_forward(Level, const T* x, const T* w, const T* b, T* y, std::int64_
     const std::int64_t blocks = (batch + 3) / 4, parts = std::min<std::int64_t>(blocks, get_num_threads());
     parallel_for(parts, 1, [&](std::int64_t lo, std::int64_t hi) {
       for (std::int64_t p = lo; p < hi; ++p) {
-        const std::int64_t r0 = std::min(batch, p * blocks / parts * 4), r1 = std::min(batch, (p + 1) * blocks / parts * 4);
+        const std::int64_t r0 = std::min(batch, p * blocks / parts * 4),
+                           r1 = std::min(batch, (p + 1) * blocks / parts * 4);
         gemm_nt(r1 - r0, out, in, x + r0 * in, in, w, in, y + r0 * out, out);
       }
     });
@@ -28,8 +29,8 @@ void linear_forward(Level, const T* x, const T* w, const T* b, T* y, std::int64_
 
 /// dx (+)= gy W
 template <typename T>
-void linear_backward_input(Level, const T* gy, const T* w, T* dx, std::int64_t batch, std::int64_t in,
-                           std::int64_t out, bool accumulate) {
+void linear_backward_input(Level, const T* gy, const T* w, T* dx, std::int64_t batch, std::int64_t in, std::int64_t out,
+                           bool accumulate) {
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
   if constexpr (std::is_same_v<T, float>) {
     if (!accumulate) return gemm_rows(batch, in, out, gy, out, w, in, dx, in, nullptr, false, true);

@@ -21,7 +21,7 @@ void sgd_update(Level, T* param, const T* grad, T* buf, std::int64_t n, const Sg
   if constexpr (sizeof(T) == 4) {
     for_each_vector(n, [&](std::int64_t i, Mask m) {
       Vec p = Vec::load(param + i, m), g = Vec::load(grad + i, m),
-             b = buf != nullptr ? Vec::load(buf + i, m) : Vec::zero();
+          b = buf != nullptr ? Vec::load(buf + i, m) : Vec::zero();
       rule.update(p, g, b);
       p.store(param + i, m);
       if (buf != nullptr) b.store(buf + i, m);
@@ -34,13 +34,14 @@ void sgd_update(Level, T* param, const T* grad, T* buf, std::int64_t n, const Sg
 
 /// adadelta_update at this level.
 template <typename T>
-void adadelta_update(Level, T* param, const T* grad, T* square_avg, T* acc_delta, std::int64_t n, const AdadeltaArgs& a) {
+void adadelta_update(Level, T* param, const T* grad, T* square_avg, T* acc_delta, std::int64_t n,
+                     const AdadeltaArgs& a) {
   const AdadeltaRule<T> rule(param, grad, square_avg, acc_delta, a);
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
   if constexpr (sizeof(T) == 4) {
     for_each_vector(n, [&](std::int64_t i, Mask m) {
       Vec p = Vec::load(param + i, m), g = Vec::load(grad + i, m), v = Vec::load(square_avg + i, m),
-             u = Vec::load(acc_delta + i, m);
+          u = Vec::load(acc_delta + i, m);
       rule.update(p, g, v, u);
       p.store(param + i, m);
       v.store(square_avg + i, m);
@@ -51,4 +52,3 @@ void adadelta_update(Level, T* param, const T* grad, T* square_avg, T* acc_delta
 #endif
   for_each_index(Tag{}, n, rule);
 }
-

@@ -56,10 +56,14 @@ inline void philox4x32_x16(std::uint64_t key, std::uint64_t counter0, __m512i ou
 /// four draws of counters 4j .. 4j+3 in sequence (element u of a stream at 16*j + (u % 16)).
 inline void philox_counter_major(const __m512i d[4], __m512i out[4]) {
   // 4x4 transposes of 32-bit elements within each 128-bit lane, then of the lanes.
-  const __m512i t0 = _mm512_maskz_unpacklo_epi32(detail::kAll16, d[0], d[1]), t1 = _mm512_maskz_unpackhi_epi32(detail::kAll16, d[0], d[1]);
-  const __m512i t2 = _mm512_maskz_unpacklo_epi32(detail::kAll16, d[2], d[3]), t3 = _mm512_maskz_unpackhi_epi32(detail::kAll16, d[2], d[3]);
-  const __m512i u0 = _mm512_maskz_unpacklo_epi64(detail::kAll8, t0, t2), u1 = _mm512_maskz_unpackhi_epi64(detail::kAll8, t0, t2);
-  const __m512i u2 = _mm512_maskz_unpacklo_epi64(detail::kAll8, t1, t3), u3 = _mm512_maskz_unpackhi_epi64(detail::kAll8, t1, t3);
+  const __m512i t0 = _mm512_maskz_unpacklo_epi32(detail::kAll16, d[0], d[1]),
+                t1 = _mm512_maskz_unpackhi_epi32(detail::kAll16, d[0], d[1]);
+  const __m512i t2 = _mm512_maskz_unpacklo_epi32(detail::kAll16, d[2], d[3]),
+                t3 = _mm512_maskz_unpackhi_epi32(detail::kAll16, d[2], d[3]);
+  const __m512i u0 = _mm512_maskz_unpacklo_epi64(detail::kAll8, t0, t2),
+                u1 = _mm512_maskz_unpackhi_epi64(detail::kAll8, t0, t2);
+  const __m512i u2 = _mm512_maskz_unpacklo_epi64(detail::kAll8, t1, t3),
+                u3 = _mm512_maskz_unpackhi_epi64(detail::kAll8, t1, t3);
   const __m512i v0 = _mm512_maskz_shuffle_i32x4(detail::kAll16, u0, u1, _MM_SHUFFLE(1, 0, 1, 0));
   const __m512i v1 = _mm512_maskz_shuffle_i32x4(detail::kAll16, u2, u3, _MM_SHUFFLE(1, 0, 1, 0));
   const __m512i v2 = _mm512_maskz_shuffle_i32x4(detail::kAll16, u0, u1, _MM_SHUFFLE(3, 2, 3, 2));

@@ -79,4 +79,3 @@ void max_pool2d_forward(Level, const Pool2dGeometry& g, const T* x, T* y, std::i
     }
   });
 }
-

@@ -6,7 +6,7 @@
 
 /// Whether float runs take the vector loops at this level.
 template <typename T>
-inline constexpr bool kVectorRuns = std::is_same_v<T, float> && TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2;
+inline constexpr bool kVectorRuns = std::is_same_v<T, float>&& TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2;
 
 /// dst[0, n) = src[0, n)
 template <typename T>

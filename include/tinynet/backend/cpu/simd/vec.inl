@@ -48,15 +48,6 @@ inline bool any(Mask m) {
 #endif
 }
 
-/// All lanes.
-inline Mask all_lanes() {
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-  return static_cast<__mmask16>(0xFFFF);
-#else
-  return _mm256_set1_epi32(-1);
-#endif
-}
-
 }  // namespace detail
 
 struct Vec {
@@ -107,7 +98,8 @@ inline Vec load_into(Vec v, Mask m, const float* p) { return {_mm512_mask_loadu_
 /// The sum of the lanes: halves, then quarters, then pairs (_mm512_reduce_add_ps's order,
 /// in forms GCC 12 does not report as reading an undefined register).
 inline float sum(Vec a) {
-  const __m256 h = _mm256_add_ps(_mm512_maskz_extractf32x8_ps(0xFF, a.v, 0), _mm512_maskz_extractf32x8_ps(0xFF, a.v, 1));
+  const __m256 h =
+      _mm256_add_ps(_mm512_maskz_extractf32x8_ps(0xFF, a.v, 0), _mm512_maskz_extractf32x8_ps(0xFF, a.v, 1));
   const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
   const __m128 e = _mm_add_ps(q, _mm_movehl_ps(q, q));
   return _mm_cvtss_f32(_mm_add_ss(e, _mm_shuffle_ps(e, e, 1)));
