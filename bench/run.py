@@ -11,6 +11,9 @@ machine description to a JSON file.
 
 --baseline-build-dir DIR adds another tinynet build (e.g. the previous commit's) to the
 alternation, so a change is measured against what it replaces in the same run.
+--native-build-dir DIR adds a -march=native build (preset release-native), and --levels
+avx2,baseline runs the main build again capped at those CPU vector levels (TINYNET_CPU_ISA),
+so that every build and level is compared in the same alternation.
 """
 import argparse
 import json
@@ -35,6 +38,8 @@ parser.add_argument("--out", default="bench-results.json")
 parser.add_argument("--no-ops", action="store_true", help="skip the per-op timings")
 parser.add_argument("--no-build-time", action="store_true", help="skip timing the example's build from clean")
 parser.add_argument("--baseline-build-dir", help="another tinynet build whose train_bench runs in the same alternation")
+parser.add_argument("--native-build-dir", help="a -march=native build whose train_bench runs in the same alternation")
+parser.add_argument("--levels", default="", help="CPU vector levels to cap the main build at too, e.g. avx2,baseline")
 args = parser.parse_args()
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -43,7 +48,9 @@ op_bin = os.path.join(args.build_dir, "bench", "op_bench")
 torch_py = ["/usr/bin/python3", os.path.join(here, "pytorch_bench.py")]
 torch_ops_py = ["/usr/bin/python3", os.path.join(here, "pytorch_op_bench.py")]
 baseline_bin = os.path.join(args.baseline_build_dir, "bench", "train_bench") if args.baseline_build_dir else None
-for b in (tinynet_bin, op_bin) + ((baseline_bin,) if baseline_bin else ()):
+native_bin = os.path.join(args.native_build_dir, "bench", "train_bench") if args.native_build_dir else None
+levels = [lv for lv in args.levels.split(",") if lv]
+for b in (tinynet_bin, op_bin) + tuple(x for x in (baseline_bin, native_bin) if x):
     if not os.path.exists(b):
         sys.exit(f"{b} not found: configure with -DTINYNET_BUILD_BENCH=ON and build targets train_bench op_bench")
 
@@ -78,13 +85,19 @@ impls = {
     "pytorch-tuned": lambda m, t: torch_py + ["--model", m, "--threads", str(t), "--batches", str(args.batches),
                                               "--warmup", str(args.warmup), "--data-dir", args.data_dir, "--tuned"],
 }
+impl_env = {}
 if baseline_bin:
     impls["baseline"] = lambda m, t: [baseline_bin] + impls["tinynet"](m, t)[1:]
+if native_bin:
+    impls["native"] = lambda m, t: [native_bin] + impls["tinynet"](m, t)[1:]
+for lv in levels:
+    impls["tinynet@" + lv] = impls["tinynet"]
+    impl_env["tinynet@" + lv] = {"TINYNET_CPU_ISA": lv}
 for t in threads:
     for rep in range(args.reps):
         for m in models:
             for name, cmd in impls.items():  # alternate implementations within each repetition
-                r = run(cmd(m, t))
+                r = run(cmd(m, t), impl_env.get(name))
                 r["impl"], r["rep"] = name, rep
                 results["runs"].append(r)
                 print(f"  {name:14s} {m:6s} {t} threads rep {rep}: {r['images_per_s']:8.0f} images/s", file=sys.stderr)
@@ -123,7 +136,7 @@ def build_time():
         env = {k: v for k, v in os.environ.items() if k not in ("CMAKE_CXX_COMPILER_LAUNCHER", "CCACHE_DIR")}
         env["CCACHE_DISABLE"] = "1"
         t0 = time.perf_counter()
-        subprocess.run(["cmake", "-S", src, "-B", tmp, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", "-DTINYNET_NATIVE=ON",
+        subprocess.run(["cmake", "-S", src, "-B", tmp, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
                         "-DTINYNET_BUILD_TESTS=OFF", "-DTINYNET_WITH_CUDA=OFF"], check=True, capture_output=True, env=env)
         configured = time.perf_counter() - t0
         subprocess.run(["cmake", "--build", tmp, "--target", "mnist", "-j", str(os.cpu_count())], check=True,
@@ -178,6 +191,19 @@ if baseline_bin:
     for row in table:
         print(f"{row['model']:6s} {row['threads']:7d} this {row['tinynet_images_per_s']:8.0f} img/s, baseline "
               f"{row['baseline_images_per_s']:8.0f} img/s, ratio {row['tinynet_images_per_s'] / row['baseline_images_per_s']:.3f}")
+if native_bin or levels:
+    # Every tinynet build and level side by side with PyTorch (the faster of its two settings).
+    cols = ["tinynet"] + ["tinynet@" + lv for lv in levels] + (["native"] if native_bin else [])
+    names = {"tinynet": "default flags", "native": "-march=native"}
+    print(f"\nBy build and CPU vector level, images/s (medians; the default build's own level: "
+          f"{results['runs'][0].get('cpu_isa', '?')})")
+    print(f"{'model':6s} {'threads':>7s} " + " ".join(f"{names.get(c, c.replace('tinynet@', 'capped ')):>16s}" for c in cols)
+          + f" {'PyTorch':>9s}")
+    for row in table:
+        m, t = row["model"], row["threads"]
+        row["by_build"] = {c: median(c, m, t) for c in cols}
+        best = max(row["pytorch_images_per_s"], row["pytorch_tuned_images_per_s"])
+        print(f"{m:6s} {t:7d} " + " ".join(f"{row['by_build'][c]:16.0f}" for c in cols) + f" {best:9.0f}")
 for s in results["sgemm"]:
     print(f"SGEMM 2048 through {s['impl']:8s} {s['threads']} threads: {s['gflops']:.1f} GFLOP/s")
 print("time ratio = tinynet time / the faster PyTorch's time (< 1: tinynet is faster)")

@@ -5,7 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup-debian.sh --bench
+# The build users make (default flags: the kernels pick the CPU's vector level at run time)
+# and, for comparison, a -march=native one.
 cmake --preset release -DTINYNET_BUILD_BENCH=ON
 cmake --build --preset release --target train_bench op_bench
-# train_bench fetches MNIST into the data dir when it is missing (MD5-verified).
-python3 bench/run.py --build-dir build/release --data-dir "${TINYNET_DATA_DIR:-data}" "$@"
+cmake --preset release-native
+cmake --build --preset release-native --target train_bench
+# train_bench fetches MNIST into the data dir when it is missing (MD5-verified). The
+# default build also runs capped at each lower vector level (TINYNET_CPU_ISA).
+python3 bench/run.py --build-dir build/release --native-build-dir build/release-native --levels avx2,baseline \
+  --data-dir "${TINYNET_DATA_DIR:-data}" "$@"

@@ -48,7 +48,7 @@ struct SgdRule {
         nesterov(a.nesterov),
         maximize(a.maximize) {}
 
-  /// The update on values: V is T, or Vec16f (sixteen floats) in the CPU's vector loop.
+  /// The update on values: V is T, or a vector of floats (cpu::avx512::Vec, ...) in the CPU's vector loop.
   /// `g` is the gradient's value, used as scratch; `b` the momentum buffer's value (unused
   /// when momentum is 0). Vectors go by reference: by value they would change calling
   /// convention between the per-level kernels and this shared code.

@@ -4,7 +4,8 @@
 /// when outputs are small), samples split into a fixed number of chunks run in parallel.
 /// Stride-1 3x3 convolutions with enough channels take Winograd F(2x2, 3x3) instead for
 /// the output and the input gradient, and the output of one-channel layers comes from a
-/// direct kernel (float32, AVX-512 builds; winograd.hpp, conv2d_one_channel.hpp).
+/// direct kernel (float32 at the AVX2 and AVX-512 levels; simd/winograd.inl,
+/// simd/conv2d_one_channel.inl).
 /// Weight and bias gradients are summed per chunk and then across chunks in a fixed
 /// order, so results do not depend on thread scheduling.
 

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Optimizer update kernels: one fused loop per parameter tensor running the rules of
-/// backend/optimizers.hpp, sixteen floats at a time where AVX-512 is compiled in.
+/// backend/optimizers.hpp, a vector at a time at the AVX2 and AVX-512 levels (simd/optimizers.inl).
 
 #include <algorithm>
 #include <cmath>

@@ -3,16 +3,16 @@
 /// when outputs are small), samples split into a fixed number of chunks run in parallel.
 /// Stride-1 3x3 convolutions with enough channels take Winograd F(2x2, 3x3) instead for
 /// the output and the input gradient, and the output of one-channel layers comes from a
-/// direct kernel (float32, AVX-512 builds; winograd.hpp, conv2d_one_channel.hpp).
+/// direct kernel (float32 at the AVX2 and AVX-512 levels; simd/winograd.inl,
+/// simd/conv2d_one_channel.inl).
 /// Weight and bias gradients are summed per chunk and then across chunks in a fixed
 /// order, so results do not depend on thread scheduling.
 
-/// The Winograd kernels exist for float32 at the AVX2 and AVX-512 levels, the one-channel
-/// kernel at the AVX-512 level.
+/// The Winograd and one-channel kernels exist for float32 at the AVX2 and AVX-512 levels.
 template <typename T>
 inline constexpr bool kWinogradFloat = std::is_same_v<T, float>&& TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2;
 template <typename T>
-inline constexpr bool kOneChannelFloat = std::is_same_v<T, float>&& TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512;
+inline constexpr bool kOneChannelFloat = kWinogradFloat<T>;
 
 /// Whether the kernels for T take the Winograd path for g.
 template <typename T>
@@ -179,7 +179,7 @@ void conv2d_forward(Level, const Conv2dGeometry& g, const T* x, const T* w, cons
   const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, cols = g.col_cols(), kdim = g.col_rows();
   const std::int64_t per_chunk = conv2d_forward_scratch_per_chunk(g);
   const bool direct = cpu_group(g) == 1;  // the GEMM can write y itself
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
   if constexpr (kOneChannelFloat<T>) {
     if (uses_one_channel<T>(Level{}, g)) {
       parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {

@@ -1,6 +1,7 @@
 /// \file
-/// Dropout masks at one vector level: Philox draws sixteen counters at a time at the
-/// AVX-512 level (simd/philox.inl), one at a time elsewhere; the same draws either way.
+/// Dropout masks at one vector level: Philox draws a vector of counters at a time at the
+/// AVX2 and AVX-512 levels (simd/philox.inl), one at a time elsewhere; the same draws
+/// either way.
 
 /// Draw r keeps its unit when r * 2^-32 >= p (the comparison the device kernel makes in
 /// double), that is when r >= ceil(p * 2^32): one integer comparison per draw.
@@ -15,18 +16,17 @@ void dropout_mask(Level, const RandomStream& rs, T* mask, std::int64_t units, do
   const std::int64_t full = units / 4;
   parallel_for(full, kElementwiseGrain / 4, [&](std::int64_t lo, std::int64_t hi) {
     std::int64_t blk = lo;
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
     if constexpr (sizeof(T) == 4) {
       if (threshold <= 0xFFFFFFFFu) {
-        const __m512i thr = _mm512_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(threshold)));
-        const __m512 keep = _mm512_set1_ps(scale), drop = _mm512_setzero_ps();
-        for (; blk + 16 <= hi; blk += 16) {
-          __m512i draws[4], ordered[4];
-          philox4x32_x16(rs.key, rs.base + static_cast<std::uint64_t>(blk), draws);
+        const detail::U32 thr = detail::u32_set1(static_cast<std::uint32_t>(threshold));
+        const Vec keep = Vec::set1(scale), drop = Vec::zero();
+        for (; blk + kLanes <= hi; blk += kLanes) {
+          detail::U32 draws[4], ordered[4];
+          philox4x32_lanes(rs.key, rs.base + static_cast<std::uint64_t>(blk), draws);
           philox_counter_major(draws, ordered);
           for (int j = 0; j < 4; ++j)
-            _mm512_storeu_ps(mask + blk * 4 + 16 * j,
-                             _mm512_mask_blend_ps(_mm512_cmpge_epu32_mask(ordered[j], thr), drop, keep));
+            detail::u32_select_ge(ordered[j], thr, keep, drop).store(mask + blk * 4 + kLanes * j);
         }
       }
     }

@@ -1,43 +1,68 @@
 /// \file
 /// max_pool2d's forward at one vector level: 2x2 stride-2 windows take a vector kernel at
-/// the AVX-512 level, every other shape the scalar loop (backend/cpu/pool2d.hpp).
+/// the AVX2 and AVX-512 levels, every other shape the scalar loop (backend/cpu/pool2d.hpp).
 
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
 namespace detail {
-/// One plane of a 2x2, stride-2, unpadded max-pool, 16 outputs at a time: even and odd
-/// input columns split with one permute per row, then the window's four values compared
-/// in the scalar loop's order with its test (!(v <= best)), so ties and NaNs resolve alike.
+
+// 32-bit indices and the comparison that picks a window's maximum, at this width.
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+using I32 = __m512i;
+using Pick = __mmask16;
+inline I32 i32_set1(std::int64_t x) { return _mm512_set1_epi32(static_cast<int>(x)); }
+inline I32 i32_add(I32 a, I32 b) { return _mm512_add_epi32(a, b); }
+inline I32 i32_even() { return _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30); }
+/// Lanes where !(v <= best): also where v is NaN.
+inline Pick not_le(Vec v, Vec best) { return _mm512_cmp_ps_mask(v.v, best.v, _CMP_NLE_UQ); }
+inline Vec pick(Pick m, Vec a, Vec b) { return {_mm512_mask_mov_ps(b.v, m, a.v)}; }
+inline I32 pick(Pick m, I32 a, I32 b) { return _mm512_mask_mov_epi32(b, m, a); }
+inline void i32_store(std::int32_t* p, Mask m, I32 v) { _mm512_mask_storeu_epi32(p, m, v); }
+#else
+using I32 = __m256i;
+using Pick = __m256;
+inline I32 i32_set1(std::int64_t x) { return _mm256_set1_epi32(static_cast<int>(x)); }
+inline I32 i32_add(I32 a, I32 b) { return _mm256_add_epi32(a, b); }
+inline I32 i32_even() { return _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14); }
+inline Pick not_le(Vec v, Vec best) { return _mm256_cmp_ps(v.v, best.v, _CMP_NLE_UQ); }
+inline Vec pick(Pick m, Vec a, Vec b) { return {_mm256_blendv_ps(b.v, a.v, m)}; }
+inline I32 pick(Pick m, I32 a, I32 b) {
+  return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(b), _mm256_castsi256_ps(a), m));
+}
+inline void i32_store(std::int32_t* p, Mask m, I32 v) { _mm256_maskstore_epi32(p, m, v); }
+#endif
+
+/// One plane of a 2x2, stride-2, unpadded max-pool, a vector of outputs at a time: even
+/// and odd input columns split by deinterleaving each row, then the window's four values
+/// compared in the scalar loop's order with its test (!(v <= best)), so ties and NaNs
+/// resolve alike.
 inline void max_pool_2x2_plane(const float* in, float* out, std::int32_t* arg, std::int64_t w, std::int64_t oh,
                                std::int64_t ow) {
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-  const __m512i one = _mm512_set1_epi32(1), down = _mm512_set1_epi32(static_cast<int>(w));
+  const I32 even = i32_even(), one = i32_set1(1), down = i32_set1(w);
   for (std::int64_t oy = 0; oy < oh; ++oy) {
     const float* r0 = in + 2 * oy * w;
     const float* r1 = r0 + w;
-    for (std::int64_t ox = 0; ox < ow; ox += 16) {
-      const std::int64_t n = 2 * std::min<std::int64_t>(16, ow - ox);
-      const __mmask16 lo = tail_mask(n), hi = n > 16 ? tail_mask(n - 16) : __mmask16(0);
-      const __m512 a_lo = _mm512_maskz_loadu_ps(lo, r0 + 2 * ox), a_hi = _mm512_maskz_loadu_ps(hi, r0 + 2 * ox + 16);
-      const __m512 b_lo = _mm512_maskz_loadu_ps(lo, r1 + 2 * ox), b_hi = _mm512_maskz_loadu_ps(hi, r1 + 2 * ox + 16);
-      const __m512 v[4] = {_mm512_permutex2var_ps(a_lo, even, a_hi), _mm512_permutex2var_ps(a_lo, odd, a_hi),
-                           _mm512_permutex2var_ps(b_lo, even, b_hi), _mm512_permutex2var_ps(b_lo, odd, b_hi)};
-      const __m512i i00 = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(2 * oy * w + 2 * ox)), even);
-      const __m512i idx[4] = {i00, _mm512_add_epi32(i00, one), _mm512_add_epi32(i00, down),
-                              _mm512_add_epi32(_mm512_add_epi32(i00, down), one)};
-      __m512 best = v[0];
-      __m512i best_i = idx[0];
+    for (std::int64_t ox = 0; ox < ow; ox += kLanes) {
+      const std::int64_t n = 2 * std::min<std::int64_t>(kLanes, ow - ox);
+      const Mask lo = tail_mask(n), hi = lanes_between(0, n - kLanes);
+      Vec v[4];
+      deinterleave(Vec::load(r0 + 2 * ox, lo), Vec::load(r0 + 2 * ox + kLanes, hi), v[0], v[1]);
+      deinterleave(Vec::load(r1 + 2 * ox, lo), Vec::load(r1 + 2 * ox + kLanes, hi), v[2], v[3]);
+      const I32 i00 = i32_add(i32_set1(2 * oy * w + 2 * ox), even);
+      const I32 idx[4] = {i00, i32_add(i00, one), i32_add(i00, down), i32_add(i32_add(i00, down), one)};
+      Vec best = v[0];
+      I32 best_i = idx[0];
       for (int k = 1; k < 4; ++k) {
-        const __mmask16 m = _mm512_cmp_ps_mask(v[k], best, _CMP_NLE_UQ);
-        best = _mm512_mask_mov_ps(best, m, v[k]);
-        best_i = _mm512_mask_mov_epi32(best_i, m, idx[k]);
+        const Pick m = not_le(v[k], best);
+        best = pick(m, v[k], best);
+        best_i = pick(m, idx[k], best_i);
       }
-      const __mmask16 store = tail_mask(n / 2);
-      _mm512_mask_storeu_ps(out + oy * ow + ox, store, best);
-      _mm512_mask_storeu_epi32(arg + oy * ow + ox, store, best_i);
+      const Mask store = tail_mask(n / 2);
+      best.store(out + oy * ow + ox, store);
+      i32_store(arg + oy * ow + ox, store, best_i);
     }
   }
 }
+
 }  // namespace detail
 #endif
 
@@ -45,7 +70,7 @@ inline void max_pool_2x2_plane(const float* in, float* out, std::int32_t* arg, s
 template <typename T>
 void max_pool2d_forward(Level, const Pool2dGeometry& g, const T* x, T* y, std::int32_t* idx) {
   parallel_for(g.planes, 1, [&](std::int64_t lo, std::int64_t hi) {
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
     if constexpr (sizeof(T) == 4) {
       if (g.k == 2 && g.s == 2 && g.p == 0) {
         for (std::int64_t pl = lo; pl < hi; ++pl)
