@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Makes, once, a Debian 13 (trixie) chroot holding PyTorch 2.6's torchrun, for the launch
 # tests that run tinynet under the torchrun users install today (tests/dist/mnist_launch.py,
-# scenarios torchrun26-*). Prints the chroot's path on its last line of stdout.
+# scenarios torchrun26-*), and PyTorch 2.6 and ONNX Runtime 1.21 (python3-onnxruntime) for
+# the interop tests (interop.pytorch26, interop.onnx_runtime121). Prints the chroot's path
+# on its last line of stdout.
 #
 #   scripts/make-trixie-chroot.sh          # make it (root; debootstrap from Debian's archive)
 #   scripts/make-trixie-chroot.sh --check  # print the path if it is ready, else exit 1
 #
 # The chroot is cached: TINYNET_TRIXIE_CHROOT (default /var/cache/tinynet/trixie-torch)
-# is reused by every later run until deleted. TINYNET_DEBIAN_MIRROR picks the archive.
+# is reused by every later run until deleted; a package added to `packages` below is
+# installed into a cached chroot that lacks it.
+# TINYNET_DEBIAN_MIRROR picks the archive.
 #
 # Debian's python3-torch 2.6 is built without libuv, yet its torchrun asks TCPStore for
 # the libuv server (--standalone and static rendezvous alike: their TCPStore calls leave
@@ -20,6 +24,31 @@ dir=${TINYNET_TRIXIE_CHROOT:-/var/cache/tinynet/trixie-torch}
 mirror=${TINYNET_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 stamp=$dir/.tinynet-ready
 failed=$dir.error # why the last attempt failed, for the tests' skip message
+packages=(python3-torch python3-onnxruntime)
+
+# Prints which of `packages` chroot $1 lacks.
+missing_packages() {
+  local p
+  for p in "${packages[@]}"; do
+    chroot "$1" dpkg-query -W -f='${Status}\n' "$p" 2> /dev/null | grep -q '^install ok installed$' || echo "$p"
+  done
+}
+
+# Installs packages $2... into chroot $1 (mounts its /proc meanwhile).
+install_packages() {
+  local root=$1
+  shift
+  mount -t proc proc "$root/proc"
+  (
+    chroot "$root" apt-get update -q &&
+      DEBIAN_FRONTEND=noninteractive chroot "$root" apt-get install -y -q --no-install-recommends "$@" &&
+      chroot "$root" apt-get clean
+  ) || {
+    umount "$root/proc"
+    return 1
+  }
+  umount "$root/proc"
+}
 
 # Installs into chroot $1 the use_libuv=False hook and tinynet-host-exec, which runs a
 # host program from torchrun in the chroot (tests/dist/trixie_run.sh mounts the host's
@@ -63,6 +92,21 @@ SH
 
 if [[ -f $stamp ]]; then
   install_hook "$dir" # cheap, and brings a chroot made by an older script up to date
+  # A package added to `packages` since the chroot was made is installed now (the tests that
+  # need it skip, saying why, until it is there).
+  mapfile -t missing < <(missing_packages "$dir")
+  if ((${#missing[@]})); then
+    if [[ ${1:-} == --check || $(id -u) -ne 0 ]]; then
+      echo "the trixie chroot at $dir lacks ${missing[*]} (add it with scripts/make-trixie-chroot.sh as root)" >&2
+    else
+      start=$(date +%s)
+      if install_packages "$dir" "${missing[@]}" >&2; then
+        echo "trixie chroot: added ${missing[*]} in $(($(date +%s) - start)) s" >&2
+      else
+        echo "trixie chroot: installing ${missing[*]} failed; the tests that need it will be skipped" >&2
+      fi
+    fi
+  fi
   echo "$dir"
   exit 0
 fi
@@ -93,14 +137,10 @@ mkdir -p "$(dirname "$dir")"
 start=$(date +%s)
 {
   debootstrap --variant=minbase trixie "$work" "$mirror"
-  mount -t proc proc "$work/proc"
-  chroot "$work" apt-get update -q
-  DEBIAN_FRONTEND=noninteractive chroot "$work" apt-get install -y -q --no-install-recommends python3-torch
-  chroot "$work" apt-get clean
+  install_packages "$work" "${packages[@]}"
 } 2>&1 | tee "$log" >&2
 install_hook "$work"
 version=$(chroot "$work" python3 -c 'import torch; print(torch.__version__)' 2> /dev/null | tail -1)
-umount "$work/proc"
 touch "$work/.tinynet-ready"
 mv "$work" "$dir"
 rm -f "$failed"

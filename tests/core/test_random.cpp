@@ -4,7 +4,10 @@
 #include <tinynet/tinynet.hpp>
 #include <vector>
 
+#include "thread_count_restorer.hpp"
+
 using namespace tinynet;
+using tinynet::testing::ThreadCountRestorer;
 
 namespace {
 
@@ -31,11 +34,6 @@ Moments moments(const std::vector<double>& v) {
   m.var /= static_cast<double>(v.size() - 1);
   return m;
 }
-
-struct ThreadCountRestorer {
-  int saved = get_num_threads();
-  ~ThreadCountRestorer() { set_num_threads(saved); }
-};
 
 constexpr std::int64_t kSamples = 1000000;
 

@@ -6,7 +6,10 @@
 #include <string>
 #include <tinynet/tinynet.hpp>
 
+#include "thread_count_restorer.hpp"
+
 using namespace tinynet;
+using tinynet::testing::ThreadCountRestorer;
 
 namespace {
 
@@ -32,11 +35,6 @@ class ScopedEnv {
  private:
   const char* name_;
   std::optional<std::string> saved_;
-};
-
-struct ThreadCountRestorer {
-  int saved = get_num_threads();
-  ~ThreadCountRestorer() { set_num_threads(saved); }
 };
 
 std::size_t tbb_limit() { return tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism); }

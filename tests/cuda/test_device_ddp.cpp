@@ -73,8 +73,8 @@ class DeviceSoloGroup : public dist::ProcessGroup {
   std::atomic<int> allreduces{0};  // DDP all-reduces on its communication thread
 };
 
-using Net = nn::Sequential<nn::Input<1, 8, 8>, nn::Conv2d<4, 3>, nn::ReLU, nn::Flatten, nn::Linear<16>, nn::ReLU,
-                           nn::Linear<10>, nn::LogSoftmax>;
+using DdpNet = nn::Sequential<nn::Input<1, 8, 8>, nn::Conv2d<4, 3>, nn::ReLU, nn::Flatten, nn::Linear<16>, nn::ReLU,
+                              nn::Linear<10>, nn::LogSoftmax>;
 
 std::vector<std::int64_t> labels(std::int64_t n) {
   std::vector<std::int64_t> y;
@@ -86,9 +86,9 @@ std::vector<std::int64_t> labels(std::int64_t n) {
 
 TEST_CASE("DDP on the device trains like the model alone, and no_sync() defers the all-reduce", "[cuda][ddp]") {
   manual_seed(11);
-  Net alone;
+  DdpNet alone;
   alone.to(kCuda);
-  Net wrapped;
+  DdpNet wrapped;
   wrapped.load_state_dict(alone.state_dict());
   wrapped.to(kCuda);
   auto group = std::make_shared<DeviceSoloGroup>();
@@ -128,8 +128,8 @@ TEST_CASE("DDP on the device trains like the model alone, and no_sync() defers t
 }
 
 TEST_CASE("DDP of a model left on the CPU over a device-only group fails with the group's message", "[cuda][ddp]") {
-  Net cpu_model;
+  DdpNet cpu_model;
   auto group = std::make_shared<DeviceSoloGroup>();
-  CHECK_THROWS_WITH((dist::DistributedDataParallel<Net>(cpu_model, group)),
+  CHECK_THROWS_WITH((dist::DistributedDataParallel<DdpNet>(cpu_model, group)),
                     Catch::Contains("device-solo allgather: tensor is on cpu, this backend needs cuda tensors"));
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs a command in the Debian 13 chroot that holds PyTorch 2.6's torchrun
-# (scripts/make-trixie-chroot.sh), for the launch tests against torchrun 2.6:
+# (scripts/make-trixie-chroot.sh), for the launch tests against torchrun 2.6 and the
+# interop tests with PyTorch 2.6 and ONNX Runtime 1.21:
 #
 #   trixie_run.sh --check        # exit 0 when it can run, else print why and exit 77
 #   trixie_run.sh CMD [ARGS...]  # run CMD inside (e.g. torchrun ...)
@@ -16,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 make_chroot=$here/../../scripts/make-trixie-chroot.sh
 
 skip() {
-  echo "SKIP: torchrun 2.6 tests not run: $*"
+  echo "SKIP: not run with PyTorch 2.6 (Debian 13 chroot): $*"
   exit 77
 }
 [[ $(id -u) -eq 0 ]] || skip "they need root (chroot, mount namespaces); this runs as $(id -un)"

@@ -11,13 +11,21 @@
   onnx_interop.py runtime WORK ORT_MODULE_DIR
       ONNX Runtime (onnxruntime-node, run by node) runs both models: outputs within 1e-4 of
       tinynet's, and the same predicted class for every test image.
+  onnx_interop.py runtime-python WORK VERSION
+      The same checks with the Python package onnxruntime, which must be version VERSION
+      (1.21: Debian 13's python3-onnxruntime, run in the trixie chroot by
+      tests/dist/trixie_run.sh, WORK seen from there).
 
-A missing tool prints "SKIP: <reason>" (the tests' skip pattern) and exits 0."""
+A missing tool prints "SKIP: <reason>" (the tests' skip pattern) and exits 0; in
+runtime-python it exits 77 (the test's SKIP_RETURN_CODE, as trixie_run.sh does without the
+chroot)."""
 import gzip
+import os
 import pathlib
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -79,21 +87,15 @@ def check(work):
     return 1 if failures else 0
 
 
-def runtime(work, ort_dir):
-    node = shutil.which("node")
-    if node is None:
-        print("SKIP: node is not installed (apt install nodejs); ONNX Runtime runs as the npm package onnxruntime-node")
-        return 0
-    if not (pathlib.Path(ort_dir) / "package.json").exists():
-        print(f"SKIP: onnxruntime-node is not installed in {ort_dir} (scripts/setup-debian.sh installs it)")
-        return 0
-    script = pathlib.Path(__file__).with_name("ort_run.js")
+CASES = (("net.onnx", "test_images.bin", "net_tinynet.bin", 10000, (1, 28, 28), 10),
+         ("layers.onnx", "layers_input.bin", "layers_tinynet.bin", 7, (3, 12, 12), 5))
+
+
+def compare(work, outputs_of):
+    """Both models' outputs, from outputs_of(model, inputs, n, sample), against tinynet's."""
     failures = 0
-    cases = (("net.onnx", "test_images.bin", "net_tinynet.bin", 10000, (1, 28, 28), 10),
-             ("layers.onnx", "layers_input.bin", "layers_tinynet.bin", 7, (3, 12, 12), 5))
-    for model, inputs, expected, n, sample, classes in cases:
-        run(node, script, ort_dir, work / model, work / inputs, work / (model + ".ort.bin"), n, *sample)
-        theirs = np.fromfile(work / (model + ".ort.bin"), dtype="<f4").reshape(n, classes)
+    for model, inputs, expected, n, sample, classes in CASES:
+        theirs = outputs_of(model, inputs, n, sample).reshape(n, classes)
         ours = np.fromfile(work / expected, dtype="<f4").reshape(n, classes)
         diff = float(np.abs(theirs - ours).max())
         same = int((theirs.argmax(1) == ours.argmax(1)).sum())
@@ -108,6 +110,73 @@ def runtime(work, ort_dir):
     return 1 if failures else 0
 
 
+def runtime(work, ort_dir):
+    node = shutil.which("node")
+    if node is None:
+        print("SKIP: node is not installed (apt install nodejs); ONNX Runtime runs as the npm package onnxruntime-node")
+        return 0
+    if not (pathlib.Path(ort_dir) / "package.json").exists():
+        print(f"SKIP: onnxruntime-node is not installed in {ort_dir} (scripts/setup-debian.sh installs it)")
+        return 0
+    script = pathlib.Path(__file__).with_name("ort_run.js")
+
+    def outputs_of(model, inputs, n, sample):
+        run(node, script, ort_dir, work / model, work / inputs, work / (model + ".ort.bin"), n, *sample)
+        return np.fromfile(work / (model + ".ort.bin"), dtype="<f4")
+
+    return compare(work, outputs_of)
+
+
+def without_schema_noise(make):
+    """Returns make(), whose standard error is passed on but for Debian's onnxruntime 1.21
+    "Schema error: Trying to register schema ... already registered" lines (one per ONNX op,
+    printed at every session's creation: its libonnx registers the schemas twice), which are
+    counted instead."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+") as err:
+        os.dup2(err.fileno(), 2)
+        try:
+            return make()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            err.seek(0)
+            lines = [line for line in err.read().splitlines() if line.strip()]
+            noise = [line for line in lines if line.startswith("Schema error: Trying to register schema")]
+            for line in lines:
+                if line not in noise:
+                    print(line, file=sys.stderr)
+            if noise:
+                print(f"(onnxruntime printed {len(noise)} 'Schema error: ... already registered' lines)")
+
+
+def runtime_python(work, version):
+    """The Python package onnxruntime (Debian 13's python3-onnxruntime, in the trixie chroot:
+    tests/dist/trixie_run.sh); without it, exit code 77 (skipped) and why; another version fails."""
+    try:
+        import onnxruntime
+    except ImportError as e:
+        print(f"SKIP: onnxruntime is not importable by {sys.executable} ({e}); "
+              "scripts/make-trixie-chroot.sh installs python3-onnxruntime into the chroot")
+        return 77
+    if not onnxruntime.__version__.startswith(version):
+        print(f"FAIL: expected onnxruntime {version}, {sys.executable} has {onnxruntime.__version__}")
+        return 1
+    print(f"onnxruntime {onnxruntime.__version__} (Python)")
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads, options.inter_op_num_threads = 2, 1
+
+    def outputs_of(model, inputs, n, sample):
+        session = without_schema_noise(lambda: onnxruntime.InferenceSession(str(work / model), options,
+                                                                            providers=["CPUExecutionProvider"]))
+        x = np.fromfile(work / inputs, dtype="<f4").reshape(n, *sample)
+        name = session.get_inputs()[0].name
+        return np.concatenate([session.run(None, {name: x[i:i + 1000]})[0] for i in range(0, n, 1000)])
+
+    return compare(work, outputs_of)
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "prepare":
@@ -115,4 +184,6 @@ if __name__ == "__main__":
         sys.exit(0)
     if mode == "check":
         sys.exit(check(pathlib.Path(sys.argv[2])))
+    if mode == "runtime-python":
+        sys.exit(runtime_python(pathlib.Path(sys.argv[2]), sys.argv[3]))
     sys.exit(runtime(pathlib.Path(sys.argv[2]), sys.argv[3]))

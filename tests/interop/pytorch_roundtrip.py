@@ -8,8 +8,14 @@
    torch.load(weights_only=True) into Net and its outputs on 1,000 test images must be
    within 1e-5 of tinynet's.
 
-Usage: pytorch_roundtrip.py MNIST_BIN LOGITS_BIN DATA_DIR WORK_DIR
-Prints "SKIP: ..." and exits 0 when torch is not importable (the test's skip pattern)."""
+Usage: pytorch_roundtrip.py [--torch-version V --host-root DIR --host-exec CMD] MNIST_BIN LOGITS_BIN DATA_DIR WORK_DIR
+Prints "SKIP: ..." and exits 0 when torch is not importable (the test's skip pattern).
+
+PyTorch 2.6 runs in the Debian 13 chroot (tests/dist/trixie_run.sh python3 ...): there the
+paths given are the host's, the script reads and writes them under --host-root (/host), runs
+the host's binaries through --host-exec (tinynet-host-exec), and --torch-version 2.6 makes
+any other torch, or none, a failure rather than a skip."""
+import argparse
 import gzip
 import pathlib
 import re
@@ -17,17 +23,40 @@ import subprocess
 import sys
 import time
 
+parser = argparse.ArgumentParser()
+parser.add_argument("--torch-version", help="fail unless torch.__version__ starts with this")
+parser.add_argument("--host-root", default="/", help="where the host's root is seen from here")
+parser.add_argument("--host-exec", help="runs a host binary from here (the chroot's tinynet-host-exec)")
+parser.add_argument("mnist_bin")
+parser.add_argument("logits_bin")
+parser.add_argument("data_dir")
+parser.add_argument("work")
+args = parser.parse_args()
+
 try:
     import numpy as np
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
 except ImportError as e:
+    if args.torch_version:
+        sys.exit(f"FAIL: PyTorch {args.torch_version} is not importable by {sys.executable} ({e})")
     print(f"SKIP: PyTorch is not importable by {sys.executable} ({e}); install python3-torch")
     sys.exit(0)
+if args.torch_version and not torch.__version__.startswith(args.torch_version):
+    sys.exit(f"FAIL: expected PyTorch {args.torch_version}, {sys.executable} has {torch.__version__}")
 
-mnist_bin, logits_bin, data_dir, work = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3]), pathlib.Path(sys.argv[4])
-work.mkdir(parents=True, exist_ok=True)
+# Host paths: handed to the host's binaries as they are, opened here under --host-root.
+mnist_bin, logits_bin, data_dir, work = args.mnist_bin, args.logits_bin, pathlib.Path(args.data_dir), pathlib.Path(args.work)
+host_exec = [args.host_exec] if args.host_exec else []
+
+
+def here(path):
+    """A host path as this process opens it."""
+    return path if args.host_root == "/" else pathlib.Path(args.host_root) / path.relative_to("/")
+
+
+here(work).mkdir(parents=True, exist_ok=True)
 torch.set_num_threads(2)
 MEAN, STD = 0.1307, 0.3081
 
@@ -57,7 +86,7 @@ class Net(nn.Module):
 
 
 def idx(name, offset):
-    with gzip.open(data_dir / "mnist" / name) as f:
+    with gzip.open(here(data_dir) / "mnist" / name) as f:
         return np.frombuffer(f.read(), dtype=np.uint8, offset=offset)
 
 
@@ -66,10 +95,12 @@ def images(name):
     return (x - MEAN) / STD
 
 
-def run(*args):
+def run(*command):
+    """Runs a host binary; paths in `command` are host paths."""
     started = time.time()
-    r = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=600)
-    print(f"$ {' '.join(map(str, args))}  ({time.time() - started:.1f} s)\n{r.stdout}{r.stderr}", end="")
+    command = host_exec + [str(a) for a in command]
+    r = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    print(f"$ {' '.join(command)}  ({time.time() - started:.1f} s)\n{r.stdout}{r.stderr}", end="")
     if r.returncode != 0:
         sys.exit(f"FAIL: exit code {r.returncode}")
     return r.stdout
@@ -84,7 +115,7 @@ def outputs(net, x):
 def tinynet_outputs(model_file, n):
     out = work / "tinynet_outputs.bin"
     run(logits_bin, model_file, data_dir, out, n)
-    return torch.from_numpy(np.fromfile(out, dtype="<f4").reshape(n, 10))
+    return torch.from_numpy(np.fromfile(here(out), dtype="<f4").reshape(n, 10))
 
 
 test_x, test_y = images("t10k-images-idx3-ubyte.gz"), torch.from_numpy(idx("t10k-labels-idx1-ubyte.gz", 8).astype(np.int64))
@@ -105,7 +136,7 @@ for b in range(100):
     loss.backward()
     optimizer.step()
 print(f"PyTorch trained 100 batches, last loss {loss.item():.4f}")
-torch.save(net.state_dict(), work / "pytorch_net.pt")
+torch.save(net.state_dict(), here(work) / "pytorch_net.pt")
 theirs = outputs(net, test_x)
 ours = tinynet_outputs(work / "pytorch_net.pt", len(test_x))
 same = int((theirs.argmax(1) == ours.argmax(1)).sum())
@@ -126,7 +157,7 @@ run(mnist_bin, "--data-dir", data_dir, "--epochs", "1", "--limit-train-batches",
     "--log-interval", "50", "--save-model", "--model-path", work / "tinynet_net.tnet",
     "--save-pytorch", work / "tinynet_net.pt")
 loaded = Net()
-loaded.load_state_dict(torch.load(work / "tinynet_net.pt", weights_only=True))
+loaded.load_state_dict(torch.load(here(work) / "tinynet_net.pt", weights_only=True))
 theirs = outputs(loaded, test_x[:1000])
 ours = tinynet_outputs(work / "tinynet_net.tnet", 1000)
 diff = (theirs - ours).abs().max().item()

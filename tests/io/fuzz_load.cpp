@@ -1,7 +1,7 @@
 // libFuzzer target for the loaders: arbitrary bytes go to load_state_dict_from_bytes and
 // load_checkpoint_from_bytes; the only acceptable failure is a tinynet::FormatError.
 // Anything else (another exception, a crash, a sanitizer report, an allocation above
-// -malloc_limit_mb) is a finding. Built and run by tests/io/run_fuzz.cmake:
+// -malloc_limit_mb) is a finding. Built and run by tests/fuzz/run_fuzz.cmake (CTest io.fuzz_load):
 //   clang++ -fsanitize=fuzzer,address,undefined ... ; fuzz_load -max_total_time=20 corpus/
 //
 // Each input is tried twice: as given (header, lengths, checksums), and with the header's

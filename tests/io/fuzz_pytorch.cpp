@@ -3,7 +3,7 @@
 // reach the unpickler rather than stopping at the zip CRC), with storages "0" and "1" of
 // 64 bytes. The only acceptable failure is a tinynet::FormatError; anything else (another
 // exception, a crash, a sanitizer report, an allocation above -malloc_limit_mb) is a
-// finding. Built and run by tests/io/run_fuzz.cmake, as fuzz_load is.
+// finding. Built and run by tests/fuzz/run_fuzz.cmake (CTest io.fuzz_pytorch), as fuzz_load is.
 
 #include <cstddef>
 #include <cstdint>

@@ -12,11 +12,11 @@ using Net = nn::Sequential<nn::Input<1, 8, 8>, nn::Conv2d<4, 3>, nn::ReLU, nn::M
                            nn::Linear<16>, nn::ReLU, nn::Dropout, nn::Linear<3>, nn::LogSoftmax>;
 
 // Batches depend only on the step index, never on the default generator (dropout uses that).
-struct Run {
+struct TrainingRun {
   Net net;
   optim::Adadelta opt;
   optim::StepLR sched;
-  explicit Run(std::uint64_t init_seed)
+  explicit TrainingRun(std::uint64_t init_seed)
       : net((manual_seed(init_seed), Net(nn::Dropout(0.3), nn::Dropout(0.2)))),
         opt(net.parameters(), {.lr = 1.0}),
         sched(opt, 1, 0.7) {}
@@ -43,14 +43,14 @@ TEST_CASE("checkpoint: a resumed run matches an uninterrupted one bitwise (Seque
   constexpr int kSteps = 8;
   for (int k : {1, 3, 6}) {
     INFO("stopping after step " << k);
-    Run full(42);
+    TrainingRun full(42);
     full.train_steps(0, kSteps);
 
-    Run first(42);
+    TrainingRun first(42);
     first.train_steps(0, k);
     save_checkpoint(path, first.net, first.opt, first.sched, default_generator(), {.epoch = k / 2, .step = k});
 
-    Run resumed(7);  // different initial weights: everything must come from the file
+    TrainingRun resumed(7);  // different initial weights: everything must come from the file
     const TrainingProgress p = load_checkpoint(path, resumed.net, resumed.opt, resumed.sched, default_generator());
     CHECK(p.step == k);
     resumed.train_steps(k, kSteps);

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "ops/op_testing.hpp"
+#include "thread_count_restorer.hpp"
 
 using namespace tinynet;
 using namespace tinynet::testing;
@@ -22,7 +23,7 @@ struct ConvCase {
 // vector register (20, 37), rows of 1, 2, 4 and 8 that im2col packs several to a vector
 // (with and without a partial last vector), channel counts that split into chunks, and
 // 784 output pixels, more than one chunk of k for the weight gradient's dot products.
-const ConvCase kCases[] = {
+const ConvCase kConvCases[] = {
     {1, 1, 5, 5, 1, 3, 3, 1, 0},   {2, 3, 7, 6, 4, 3, 3, 2, 1},  {3, 2, 8, 5, 3, 1, 1, 1, 0},
     {1, 2, 6, 9, 2, 2, 3, 1, 1},   {2, 1, 4, 4, 2, 3, 3, 2, 0},  {1, 1, 3, 3, 1, 5, 5, 1, 1},
     {4, 2, 5, 5, 3, 3, 3, 1, 1},   {3, 2, 7, 6, 3, 2, 3, 1, 0},  {2, 3, 5, 4, 2, 3, 4, 1, 0},
@@ -76,11 +77,6 @@ std::vector<double> conv_reference(const Tensor& x, const Tensor& w, const Tenso
   return y;
 }
 
-struct ThreadCountRestorer {
-  int saved = get_num_threads();
-  ~ThreadCountRestorer() { set_num_threads(saved); }
-};
-
 /// float32 against the float64 kernels on one shape whose float32 path `uses` reports
 /// taken at levels from `from` on (the level in use, TINYNET_CPU_ISA): the output against the reference loop; the
 /// values and the gradients of conv2d and conv2d_relu (the input's with `input_grad`); and conv2d_relu exactly
@@ -120,7 +116,7 @@ void check_float32_kernels(const ConvCase& k, bool (*uses)(const backend::Conv2d
 }  // namespace
 
 TEST_CASE("conv2d: forward matches a direct convolution loop", "[ops][conv2d]") {
-  for (const auto& k : kCases) {
+  for (const auto& k : kConvCases) {
     INFO("x [" << k.n << "," << k.c << "," << k.h << "," << k.w << "] kernel " << k.kh << "x" << k.kw << " out "
                << k.out_c << " stride " << k.stride << " padding " << k.padding);
     const Tensor x = random_input({k.n, k.c, k.h, k.w}, 1, false);
@@ -138,7 +134,7 @@ TEST_CASE("conv2d: forward matches a direct convolution loop", "[ops][conv2d]") 
 }
 
 TEST_CASE("conv2d: gradients of input, weight and bias match finite differences", "[ops][conv2d][gradcheck]") {
-  for (const auto& k : kCases) {
+  for (const auto& k : kConvCases) {
     INFO("x [" << k.n << "," << k.c << "," << k.h << "," << k.w << "] kernel " << k.kh << "x" << k.kw << " out "
                << k.out_c << " stride " << k.stride << " padding " << k.padding);
     const auto fn = [&](std::span<const Tensor> in) { return conv2d(in[0], in[1], in[2], k.stride, k.padding); };
@@ -155,7 +151,7 @@ TEST_CASE("conv2d: gradients of input, weight and bias match finite differences"
 TEST_CASE("conv2d: float32 gradients agree with float64 ones", "[ops][conv2d]") {
   // The float32 kernels take vectorised paths (masked AVX-512 runs) that gradcheck, in
   // double, does not reach.
-  for (const auto& k : kCases) {
+  for (const auto& k : kConvCases) {
     INFO("x [" << k.n << "," << k.c << "," << k.h << "," << k.w << "] kernel " << k.kh << "x" << k.kw << " out "
                << k.out_c << " stride " << k.stride << " padding " << k.padding);
     std::vector<std::vector<double>> grads[2];
@@ -174,7 +170,7 @@ TEST_CASE("conv2d: float32 gradients agree with float64 ones", "[ops][conv2d]") 
 TEST_CASE("conv2d_relu: the values and gradients of relu(conv2d(...))", "[ops][conv2d]") {
   // Both dtypes (float32 takes the vectorised runs), wide and general layouts, with and
   // without bias; the fused op must agree exactly with the two ops it replaces.
-  for (const auto& k : kCases)
+  for (const auto& k : kConvCases)
     for (DType dt : {DType::float64, DType::float32})
       for (bool with_bias : {true, false}) {
         INFO("x [" << k.n << "," << k.c << "," << k.h << "," << k.w << "] kernel " << k.kh << "x" << k.kw << " stride "

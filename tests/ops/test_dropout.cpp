@@ -4,18 +4,10 @@
 #include <vector>
 
 #include "ops/op_testing.hpp"
+#include "thread_count_restorer.hpp"
 
 using namespace tinynet;
 using namespace tinynet::testing;
-
-namespace {
-
-struct ThreadCountRestorer {
-  int saved = get_num_threads();
-  ~ThreadCountRestorer() { set_num_threads(saved); }
-};
-
-}  // namespace
 
 TEST_CASE("dropout: eval mode and p = 0 return the input itself", "[ops][dropout]") {
   const Tensor x = random_input({4, 5}, 1);

@@ -56,7 +56,7 @@ struct ShapePair {
 
 // Same shapes, a trailing dim, a channel dim [C,1,1] against [N,C,H,W], rank-0 scalars on
 // either side, both operands broadcast, and batch 1.
-const ShapePair kShapes[] = {
+const ShapePair kBroadcastShapes[] = {
     {{3, 4}, {3, 4}, {3, 4}},
     {{2, 3, 5}, {5}, {2, 3, 5}},
     {{2, 3, 4, 5}, {3, 1, 1}, {2, 3, 4, 5}},
@@ -70,7 +70,7 @@ const ShapePair kShapes[] = {
 
 TEST_CASE("elementwise: add, sub, mul, div match a naive broadcasting loop", "[ops][elementwise]") {
   for (const auto& op : kBinary)
-    for (const auto& s : kShapes) {
+    for (const auto& s : kBroadcastShapes) {
       INFO(op.name << " of " << s.a << " and " << s.b);
       const Tensor a = random_input(s.a, 1, false);
       const Tensor b = away_from_zero(s.b, 2, 0.5, false);
@@ -111,7 +111,7 @@ TEST_CASE("elementwise: large broadcast ops take the parallel path and stay exac
 
 TEST_CASE("elementwise: binary gradients match finite differences", "[ops][elementwise][gradcheck]") {
   for (const auto& op : kBinary)
-    for (const auto& s : kShapes) {
+    for (const auto& s : kBroadcastShapes) {
       INFO(op.name << " of " << s.a << " and " << s.b);
       check_gradients([&](std::span<const Tensor> in) { return op.op(in[0], in[1]); },
                       {random_input(s.a, 11), away_from_zero(s.b, 12, 0.5)});

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "ops/op_testing.hpp"
+#include "thread_count_restorer.hpp"
 
 using namespace tinynet;
 using namespace tinynet::testing;
@@ -43,12 +44,6 @@ struct LinearShape {
 
 // Batch 1, odd and non-square sizes, a single output, a single input feature.
 const LinearShape kLinear[] = {{1, 3, 5}, {7, 4, 2}, {2, 9, 1}, {3, 1, 6}, {4, 5, 5}};
-
-/// Restores the thread count a test changed.
-struct ThreadCountRestorer {
-  int saved = get_num_threads();
-  ~ThreadCountRestorer() { set_num_threads(saved); }
-};
 
 }  // namespace
 

@@ -20,7 +20,7 @@ struct PoolCase {
 
 // Batch 1, the classic 2x2/2, overlapping windows, odd and non-square inputs, stride 2
 // with padding 1, a window as large as the padded input, a 1x1 window.
-const PoolCase kCases[] = {
+const PoolCase kPoolCases[] = {
     {{1, 1, 4, 4}, 2, 0, 0}, {{2, 3, 7, 5}, 3, 2, 1}, {{1, 2, 5, 6}, 3, 1, 1}, {{2, 1, 5, 5}, 2, 1, 0},
     {{1, 2, 6, 9}, 2, 2, 1}, {{1, 1, 3, 3}, 5, 1, 2}, {{3, 2, 3, 4}, 1, 1, 0},
 };
@@ -59,7 +59,7 @@ Shape pooled_shape(const PoolCase& c) {
 }  // namespace
 
 TEST_CASE("pool2d: max and avg match a naive window loop", "[ops][pool2d]") {
-  for (const auto& c : kCases) {
+  for (const auto& c : kPoolCases) {
     INFO("x " << c.x << " kernel " << c.kernel << " stride " << c.stride << " padding " << c.padding);
     const Tensor x = random_input(c.x, 1, false);
     const Tensor ym = max_pool2d(x, c.kernel, c.stride, c.padding);
@@ -84,7 +84,7 @@ TEST_CASE("pool2d: max of an all-negative window ignores the zero padding", "[op
 }
 
 TEST_CASE("pool2d: gradients match finite differences", "[ops][pool2d][gradcheck]") {
-  for (const auto& c : kCases) {
+  for (const auto& c : kPoolCases) {
     INFO("x " << c.x << " kernel " << c.kernel << " stride " << c.stride << " padding " << c.padding);
     // Distinct values 0.01 apart: no window has a tie for its maximum within the step.
     check_gradients([&](std::span<const Tensor> in) { return max_pool2d(in[0], c.kernel, c.stride, c.padding); },

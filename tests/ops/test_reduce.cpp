@@ -39,12 +39,12 @@ Shape without_dim(const Shape& s, int dim, bool keepdim) {
   return r;
 }
 
-const Shape kShapes[] = {{3, 4, 5}, {1, 7}, {2, 1, 3}, {5}};
+const Shape kReduceShapes[] = {{3, 4, 5}, {1, 7}, {2, 1, 3}, {5}};
 
 }  // namespace
 
 TEST_CASE("reduce: sum and mean of everything match a naive loop", "[ops][reduce]") {
-  for (const auto& s : kShapes) {
+  for (const auto& s : kReduceShapes) {
     INFO(s);
     const Tensor x = random_input(s, 1, false);
     double acc = 0;
@@ -58,7 +58,7 @@ TEST_CASE("reduce: sum and mean of everything match a naive loop", "[ops][reduce
 }
 
 TEST_CASE("reduce: sum and mean over a dim, with and without keepdim", "[ops][reduce]") {
-  for (const auto& s : kShapes)
+  for (const auto& s : kReduceShapes)
     for (int dim = 0; dim < s.rank(); ++dim)
       for (bool keepdim : {false, true}) {
         INFO(s << " dim " << dim << " keepdim " << keepdim);
@@ -81,7 +81,7 @@ TEST_CASE("reduce: float32 sums are accumulated accurately", "[ops][reduce]") {
 }
 
 TEST_CASE("reduce: gradients match finite differences", "[ops][reduce][gradcheck]") {
-  for (const auto& s : kShapes) {
+  for (const auto& s : kReduceShapes) {
     INFO(s);
     check_gradients([](std::span<const Tensor> in) { return sum(in[0]); }, {random_input(s, 3)});
     check_gradients([](std::span<const Tensor> in) { return mean(in[0]); }, {random_input(s, 4)});
