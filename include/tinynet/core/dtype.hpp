@@ -8,13 +8,16 @@
 #include <ostream>
 #include <type_traits>
 
+#include "tinynet/core/bfloat16.hpp"
 #include "tinynet/core/error.hpp"
 
 namespace tinynet {
 
 /// Element type of a tensor. float32 trains; float64 exists for tight gradient checks;
-/// the integer types hold class labels and argmax indices.
-enum class DType : std::uint8_t { float32, float64, int32, int64 };
+/// the integer types hold class labels and argmax indices; bfloat16 holds values (weights
+/// saved or loaded at half the size, autocast's operands) that are converted to float32
+/// for compute: no op kernel takes it. New dtypes are appended, so values never change.
+enum class DType : std::uint8_t { float32, float64, int32, int64, bfloat16 };
 
 constexpr std::size_t element_size(DType t) {
   switch (t) {
@@ -26,6 +29,8 @@ constexpr std::size_t element_size(DType t) {
       return 4;
     case DType::int64:
       return 8;
+    case DType::bfloat16:
+      return 2;
   }
   return 0;
 }
@@ -40,13 +45,28 @@ constexpr const char* dtype_name(DType t) {
       return "int32";
     case DType::int64:
       return "int64";
+    case DType::bfloat16:
+      return "bfloat16";
   }
   return "?";
 }
 
 inline std::ostream& operator<<(std::ostream& os, DType t) { return os << dtype_name(t); }
 
+/// float32 or float64: the dtypes the compute kernels take (and that can require grad).
+/// bfloat16 holds real numbers too but is not one of them.
 constexpr bool is_floating(DType t) { return t == DType::float32 || t == DType::float64; }
+
+namespace detail {
+
+/// What to do with a dtype no compute kernel takes: empty, or a parenthesised hint.
+inline const char* compute_dtype_hint(DType t) {
+  return t == DType::bfloat16 ? " (bfloat16 tensors hold values; compute runs in float32: convert with "
+                                ".to(DType::float32), or run conv2d/linear/matmul under tinynet::autocast)"
+                              : "";
+}
+
+}  // namespace detail
 
 /// The DType of a C++ scalar type.
 template <typename T>
@@ -59,12 +79,14 @@ constexpr DType dtype_of() {
     return DType::int32;
   else if constexpr (std::is_same_v<T, std::int64_t>)
     return DType::int64;
+  else if constexpr (std::is_same_v<T, bfloat16>)
+    return DType::bfloat16;
   else
-    static_assert(sizeof(T) == 0, "tinynet tensors hold float, double, int32_t or int64_t");
+    static_assert(sizeof(T) == 0, "tinynet tensors hold float, double, int32_t, int64_t or tinynet::bfloat16");
 }
 
 /// Calls `f.template operator()<T>()` with T the floating type of `t`;
-/// throws TypeError naming `op` for integer dtypes.
+/// throws TypeError naming `op` for the integer dtypes and bfloat16 (no kernel takes them).
 template <typename F>
 decltype(auto) dispatch_floating(DType t, const char* op, F&& f) {
   switch (t) {
@@ -75,10 +97,31 @@ decltype(auto) dispatch_floating(DType t, const char* op, F&& f) {
     default:
       break;
   }
-  throw TypeError(detail::concat(op, ": expected a float32 or float64 tensor, got ", t));
+  throw TypeError(detail::concat(op, ": expected a float32 or float64 tensor, got ", t, detail::compute_dtype_hint(t)));
 }
 
-/// Like dispatch_floating, for every dtype.
+/// Like dispatch_floating, for the dtypes whose C++ type has arithmetic: float32, float64,
+/// int32, int64; throws TypeError naming `op` for bfloat16.
+template <typename F>
+decltype(auto) dispatch_arithmetic(DType t, const char* op, F&& f) {
+  switch (t) {
+    case DType::float32:
+      return f.template operator()<float>();
+    case DType::float64:
+      return f.template operator()<double>();
+    case DType::int32:
+      return f.template operator()<std::int32_t>();
+    case DType::int64:
+      return f.template operator()<std::int64_t>();
+    default:
+      break;
+  }
+  throw TypeError(detail::concat(op, ": expected a float32, float64, int32 or int64 tensor, got ", t,
+                                 detail::compute_dtype_hint(t)));
+}
+
+/// Like dispatch_floating, for every dtype: T is float, double, std::int32_t, std::int64_t
+/// or tinynet::bfloat16 (whose arithmetic must go through float: `static_cast<float>(x)`).
 template <typename F>
 decltype(auto) dispatch_all(DType t, F&& f) {
   switch (t) {
@@ -90,6 +133,8 @@ decltype(auto) dispatch_all(DType t, F&& f) {
       return f.template operator()<std::int32_t>();
     case DType::int64:
       return f.template operator()<std::int64_t>();
+    case DType::bfloat16:
+      return f.template operator()<bfloat16>();
   }
   throw TypeError("unknown dtype");
 }

@@ -77,9 +77,11 @@ class GlooGroup : public ProcessGroup {
     check_args("allreduce", t, Device::cpu());
     TINYNET_CHECK(TypeError, op == ReduceOp::sum || is_floating(t.dtype()),
                   "allreduce avg needs a floating tensor, got ", t.dtype());
+    TINYNET_CHECK(TypeError, t.dtype() != DType::bfloat16, "allreduce: got a bfloat16 tensor",
+                  tinynet::detail::compute_dtype_hint(t.dtype()));
     run("allreduce", describe(t) + ", " + reduce_op_name(op), [&](std::uint32_t tag) {
       if (t.numel() == 0) return;
-      dispatch_all(t.dtype(), [&]<typename T>() {
+      dispatch_arithmetic(t.dtype(), "allreduce", [&]<typename T>() {
         gloo::AllreduceOptions o(context_);
         o.setOutput(t.data<T>(), static_cast<std::size_t>(t.numel()));
         o.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, std::size_t)>(&gloo::sum<T>));

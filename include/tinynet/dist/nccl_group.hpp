@@ -106,8 +106,11 @@ class NcclGroup : public ProcessGroup {
         return ncclInt32;
       case DType::int64:
         return ncclInt64;
+      case DType::bfloat16:
+        break;
     }
-    throw TypeError("NcclGroup: unsupported dtype");
+    throw TypeError(
+        tinynet::detail::concat("NcclGroup: ", t, " tensors are not communicated (convert with .to(DType::float32))"));
   }
 
   void check_cuda(cudaError_t e, const char* op) const {

@@ -7,7 +7,8 @@
 ///   uint64  entry count
 ///   per entry, in the StateDict's order:
 ///     uint64  name length n, then n bytes of name
-///     uint8   dtype code: 1 float32, 2 float64, 3 int32, 4 int64
+///     uint8   dtype code: 1 float32, 2 float64, 3 int32, 4 int64, 5 bfloat16 (its bits
+///             as a little-endian uint16; files without bfloat16 read as before)
 ///     uint8   rank r, 0..6
 ///     int64   r extents, each >= 0
 ///     uint64  data length in bytes = product of extents * element size
@@ -51,6 +52,8 @@ inline std::uint8_t dtype_code(DType t) {
       return 3;
     case DType::int64:
       return 4;
+    case DType::bfloat16:
+      return 5;
   }
   throw TypeError("tinynet files: unknown dtype");
 }
@@ -65,6 +68,8 @@ inline std::optional<DType> dtype_from_code(std::uint8_t code) {
       return DType::int32;
     case 4:
       return DType::int64;
+    case 5:
+      return DType::bfloat16;
     default:
       return std::nullopt;
   }
@@ -211,7 +216,9 @@ inline std::pair<std::string, Tensor> decode_entry(PayloadReader& r, std::uint64
 
   const auto code = r.scalar<std::uint8_t>("entry '", shown, "''s dtype");
   const std::optional<DType> dtype = dtype_from_code(code);
-  if (!dtype) r.fail("entry '", shown, "' has unknown dtype code ", +code, " (1 float32, 2 float64, 3 int32, 4 int64)");
+  if (!dtype)
+    r.fail("entry '", shown, "' has unknown dtype code ", +code,
+           " (1 float32, 2 float64, 3 int32, 4 int64, 5 bfloat16)");
   const auto rank = r.scalar<std::uint8_t>("entry '", shown, "''s rank");
   if (rank > Shape::kMaxRank)
     r.fail("entry '", shown, "' has rank ", +rank, ", more than the maximum of ", Shape::kMaxRank);

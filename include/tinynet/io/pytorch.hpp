@@ -8,7 +8,8 @@
 /// torch.load(weights_only=True): a global other than the few a state_dict needs is
 /// refused by name, and nothing is executed), then checks every storage, size, stride and
 /// offset against the archive before a tensor is allocated. The tensors together never
-/// hold more bytes than the file. float32, float64, int32 and int64 tensors are read.
+/// hold more bytes than the file. float32, float64, int32, int64 and bfloat16 tensors are
+/// read (bfloat16 bit for bit).
 ///
 /// Writing produces what torch.save writes (pickle protocol 2, stored zip entries aligned
 /// to 64 bytes), so torch.load(path, weights_only=True) reads it.
@@ -42,8 +43,9 @@ inline DType dtype_of_storage(const std::string& type, const std::string& entry,
   if (type == "DoubleStorage") return DType::float64;
   if (type == "IntStorage") return DType::int32;
   if (type == "LongStorage") return DType::int64;
+  if (type == "BFloat16Storage") return DType::bfloat16;
   fail_format(source, "entry '", entry, "' is stored as torch.", type,
-              ", which tinynet does not read (it reads float32, float64, int32 and int64 tensors)");
+              ", which tinynet does not read (it reads float32, float64, int32, int64 and bfloat16 tensors)");
 }
 
 /// a * b, or false when it overflows int64.
@@ -209,6 +211,8 @@ inline const char* storage_class(DType dtype) {
       return "IntStorage";
     case DType::int64:
       return "LongStorage";
+    case DType::bfloat16:
+      return "BFloat16Storage";
   }
   return "?";
 }
@@ -283,7 +287,7 @@ inline std::vector<std::byte> read_whole_file(const std::filesystem::path& path,
 /// Reads the PyTorch state_dict file at `path` (what torch.save(model.state_dict(), path)
 /// writes), with PyTorch's names. Throws FileError when the file cannot be read and
 /// FormatError, naming the file and the problem, for anything that is not a state_dict of
-/// float32, float64, int32 or int64 tensors (a refused global is named in the message).
+/// float32, float64, int32, int64 or bfloat16 tensors (a refused global is named in the message).
 inline StateDict load_pytorch_state_dict(const std::filesystem::path& path) {
   return io::detail::decode_pytorch(io::detail::read_whole_file(path, "load_pytorch_state_dict"),
                                     io::detail::file_source("load_pytorch_state_dict", path));

@@ -150,7 +150,10 @@ class Module : public detail::ModuleTag {
 
   /// Converts every floating parameter and buffer to `dtype` (float64 for gradient
   /// checks). Do this before building an optimizer: the tensors are replaced.
+  /// Requires: dtype is float32 or float64 (checked before anything is converted).
   Derived& to(DType dtype) {
+    TINYNET_CHECK(TypeError, is_floating(dtype), "Module::to: modules hold float32 or float64 parameters, got ", dtype,
+                  tinynet::detail::compute_dtype_hint(dtype));
     detail::walk(
         derived(),
         [&](const std::string&, Tensor& t, TensorKind) {

@@ -61,7 +61,7 @@ enum NodeField { kNodeInput = 1, kNodeOutput = 2, kNodeName = 3, kNodeOpType = 4
 enum AttributeField { kAttrName = 1, kAttrF = 2, kAttrI = 3, kAttrInts = 8, kAttrType = 20 };
 enum AttributeType { kAttrTypeFloat = 1, kAttrTypeInt = 2, kAttrTypeInts = 7 };
 enum TensorField { kTensorDims = 1, kTensorDataType = 2, kTensorName = 8, kTensorRawData = 9 };
-enum DataType { kFloat = 1, kInt32 = 6, kInt64 = 7, kDouble = 11 };
+enum DataType { kFloat = 1, kInt32 = 6, kInt64 = 7, kDouble = 11, kBFloat16 = 16 };
 
 template <class>
 inline constexpr bool always_false = false;
@@ -101,6 +101,8 @@ inline int data_type(DType d) {
       return kInt32;
     case DType::int64:
       return kInt64;
+    case DType::bfloat16:
+      return kBFloat16;
   }
   return 0;
 }
@@ -127,8 +129,8 @@ class GraphBuilder {
       : state_(std::move(state)), options_(options), current_(options.input_name) {
     if (!options.names.empty()) renamed_ = rename_to_pytorch(state_, options.names, "export_onnx");
     for (const auto& [name, t] : state_)
-      TINYNET_CHECK(TypeError, !is_floating(t.dtype()) || t.dtype() == DType::float32, "export_onnx: '", name, "' is ",
-                    t.dtype(), "; the exporter writes float32 models (convert with model.to(DType::float32))");
+      TINYNET_CHECK(TypeError, t.dtype() != DType::float64 && t.dtype() != DType::bfloat16, "export_onnx: '", name,
+                    "' is ", t.dtype(), "; the exporter writes float32 models (convert with model.to(DType::float32))");
   }
 
   // A Sequential visits its layers as (index, layer).

@@ -28,7 +28,8 @@ T* data_or_null(const Tensor& t) {
 /// Defined, floating, on a device this build has kernels for.
 inline void check_float_input(const char* op, const Tensor& t, const char* what = "input") {
   TINYNET_CHECK(Error, t.defined(), op, ": ", what, " is an undefined tensor");
-  TINYNET_CHECK(TypeError, is_floating(t.dtype()), op, ": ", what, " must be float32 or float64, got ", t.dtype());
+  TINYNET_CHECK(TypeError, is_floating(t.dtype()), op, ": ", what, " must be float32 or float64, got ", t.dtype(),
+                tinynet::detail::compute_dtype_hint(t.dtype()));
   require_compiled(t.device(), op);
 }
 

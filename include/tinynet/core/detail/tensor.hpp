@@ -67,7 +67,8 @@ class Tensor {
     impl_->dtype = opts.dtype;
     impl_->requires_grad = opts.requires_grad;
     if (opts.requires_grad)
-      TINYNET_CHECK(TypeError, is_floating(opts.dtype), "only floating tensors can require grad, got ", opts.dtype);
+      TINYNET_CHECK(TypeError, is_floating(opts.dtype), "only float32 and float64 tensors can require grad, got ",
+                    opts.dtype, detail::compute_dtype_hint(opts.dtype));
   }
 
   bool defined() const { return impl_ != nullptr; }
@@ -122,7 +123,8 @@ class Tensor {
   bool requires_grad() const { return impl().requires_grad; }
   /// Marks a leaf tensor as a parameter whose gradient backward() accumulates.
   Tensor& requires_grad_(bool on = true) {
-    TINYNET_CHECK(TypeError, !on || is_floating(dtype()), "only floating tensors can require grad, got ", dtype());
+    TINYNET_CHECK(TypeError, !on || is_floating(dtype()), "only float32 and float64 tensors can require grad, got ",
+                  dtype(), detail::compute_dtype_hint(dtype()));
     TINYNET_CHECK(Error, is_leaf(), "requires_grad_() on a non-leaf tensor; call detach() first");
     impl().requires_grad = on;
     return *this;
@@ -217,6 +219,8 @@ inline Tensor alias_with_shape(const Tensor& base, const Shape& shape) {
 
 /// Copies between devices and converts dtype; both sides contiguous, same numel.
 /// A conversion that involves a CUDA tensor goes through the host (rare: model.to(dtype)).
+/// To bfloat16 rounds to nearest, ties to even (from double and integers in one rounding);
+/// from bfloat16 is exact for float32 and float64.
 inline void copy_elements(const Tensor& dst, const Tensor& src) {
   TINYNET_CHECK(ShapeError, dst.numel() == src.numel(), "copy_: destination has ", dst.numel(), " elements, source ",
                 src.numel(), " (shapes ", dst.shape(), " and ", src.shape(), ")");
@@ -311,7 +315,13 @@ inline std::string Tensor::str() const {
   if (device().is_cpu() && numel() <= 16) {
     os << ", values=[";
     dispatch_all(dtype(), [&]<typename T>() {
-      for (std::int64_t i = 0; i < numel(); ++i) os << (i ? ", " : "") << +data<T>()[i];
+      for (std::int64_t i = 0; i < numel(); ++i) {
+        os << (i ? ", " : "");
+        if constexpr (std::is_same_v<T, bfloat16>)
+          os << static_cast<float>(data<T>()[i]);
+        else
+          os << +data<T>()[i];
+      }
     });
     os << "]";
   }
