@@ -25,7 +25,8 @@ double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std
 
 /// `forward(inputs)` builds the op's output from fresh leaf inputs; the backward is timed
 /// separately with a fixed upstream gradient of the output's shape (or none for a scalar).
-std::string only;  // --only: time the ops whose name contains this
+std::string only;   // --only: time the ops whose name contains this
+bool bf16 = false;  // --autocast bf16: the forward under autocast
 
 void time_op(const std::string& name, const std::vector<Shape>& input_shapes,
              const std::function<Tensor(const std::vector<Tensor>&)>& forward, int warmup, int reps) {
@@ -37,7 +38,11 @@ void time_op(const std::string& name, const std::vector<Shape>& input_shapes,
   for (int r = 0; r < warmup + reps; ++r) {
     for (Tensor& t : inputs) t.set_grad(Tensor());  // as optimizer.zero_grad() does
     Clock::time_point t0 = Clock::now();
-    Tensor y = forward(inputs);
+    Tensor y;
+    {
+      autocast scope(DeviceType::cpu, DType::bfloat16, bf16);
+      y = forward(inputs);
+    }
     const double f = ms_since(t0);
     if (!gy.defined() && y.dim() > 0) gy = randn(y.shape());
     t0 = Clock::now();
@@ -48,8 +53,10 @@ void time_op(const std::string& name, const std::vector<Shape>& input_shapes,
       bwd.push_back(b);
     }
   }
-  std::printf("{\"impl\": \"tinynet\", \"op\": \"%s\", \"threads\": %d, \"forward_ms\": %.4f, \"backward_ms\": %.4f}\n",
-              name.c_str(), get_num_threads(), median(fwd), median(bwd));
+  std::printf(
+      "{\"impl\": \"tinynet\", \"op\": \"%s\", \"autocast\": %s, \"threads\": %d, \"forward_ms\": %.4f, "
+      "\"backward_ms\": %.4f}\n",
+      name.c_str(), bf16 ? "\"bf16\"" : "null", get_num_threads(), median(fwd), median(bwd));
 }
 
 Tensor labels(std::int64_t n) {
@@ -67,7 +74,11 @@ int main(int argc, char** argv) {
   app.add_option("--reps", reps)->check(CLI::Range(1, 100000));
   app.add_option("--warmup", warmup)->check(CLI::Range(0, 100000));
   app.add_option("--only", only, "time only the ops whose name contains this (e.g. net.conv2)");
+  std::string autocast_dtype = "off";
+  app.add_option("--autocast", autocast_dtype, "forward passes under autocast (bf16)")
+      ->check(CLI::IsMember({"off", "bf16"}));
   CLI11_PARSE(app, argc, argv);
+  bf16 = autocast_dtype == "bf16";
   set_num_threads(threads);
   set_flush_denormal(true);
   manual_seed(1);

@@ -2,7 +2,7 @@
 // one JSON object per run for bench/run.py and bench/gpu_bench.py. Also measures Eigen's
 // SGEMM (the ceiling). Built twice: train_bench (g++, CPU) and train_bench_cuda (nvcc),
 // which trains on the GPU with --device cuda.
-//   train_bench --model net|lenet --threads N --batches B --warmup W --data-dir DIR
+//   train_bench --model net|lenet --threads N --batches B --warmup W --data-dir DIR [--autocast bf16]
 //   train_bench_cuda --device cuda --model net --batches 938 --warmup 20 --data-dir DIR
 //   train_bench --sgemm 2048 --threads N
 #include <sys/resource.h>
@@ -59,7 +59,7 @@ constexpr double kLeNetMacs = 20.0 * 25 * 24 * 24 + 50.0 * 20 * 25 * 8 * 8 + 800
 
 template <class Model, class MakeOptimizer>
 int train(Model model, MakeOptimizer make_optimizer, const data::MNIST& train_set, Device device, std::int64_t batch,
-          int warmup, int batches, const char* name, double macs) {
+          int warmup, int batches, const char* name, double macs, bool bf16) {
   model.to(device);
   auto opt = make_optimizer(model.parameters());  // built after moving the model
   const std::int64_t n = train_set.size();
@@ -68,7 +68,12 @@ int train(Model model, MakeOptimizer make_optimizer, const data::MNIST& train_se
     for (std::int64_t i = 0; i < batch; ++i) idx[static_cast<std::size_t>(i)] = (s * batch + i) % n;
     const data::Batch b = train_set.get_batch(idx);
     opt->zero_grad();
-    nll_loss(model(upload(b.data, device)), upload(b.target, device)).backward();
+    Tensor loss;
+    {
+      autocast scope(device.type, DType::bfloat16, bf16);  // forward and loss, as the example does
+      loss = nll_loss(model(upload(b.data, device)), upload(b.target, device));
+    }
+    loss.backward();
     opt->step();
   };
   for (int s = 0; s < warmup; ++s) step(s);
@@ -81,12 +86,13 @@ int train(Model model, MakeOptimizer make_optimizer, const data::MNIST& train_se
   const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
   const double images = static_cast<double>(batches * batch);
   std::printf(
-      "{\"impl\": \"tinynet\", \"device\": \"%s\", \"cpu_isa\": \"%s\", \"model\": \"%s\", \"threads\": %d, "
+      "{\"impl\": \"tinynet\", \"device\": \"%s\", \"cpu_isa\": \"%s\", \"autocast\": %s, \"model\": \"%s\", "
+      "\"threads\": %d, "
       "\"batch\": %lld, "
       "\"batches\": %d, \"seconds\": %.4f, \"images_per_s\": %.1f, \"gflops\": %.2f, \"epoch_s\": %.2f, "
       "\"max_rss_mb\": %.1f, \"system_allocs_in_timed_steps\": %llu}\n",
-      device.str().c_str(), backend::cpu::isa_name(backend::cpu::isa()), name, get_num_threads(),
-      static_cast<long long>(batch), batches, secs, images / secs, images * 6 * macs / secs / 1e9,
+      device.str().c_str(), backend::cpu::isa_name(backend::cpu::isa()), bf16 ? "\"bf16\"" : "null", name,
+      get_num_threads(), static_cast<long long>(batch), batches, secs, images / secs, images * 6 * macs / secs / 1e9,
       60000.0 / (images / secs), max_rss_mb(),
       static_cast<unsigned long long>(allocator.stats().system_allocs - allocs_before));
   return 0;
@@ -112,7 +118,7 @@ int sgemm(int size) {
 }
 
 int run(const std::string& device_name, const std::string& model, const std::string& data_dir, int threads, int batches,
-        int warmup, int sgemm_size) {
+        int warmup, int sgemm_size, bool bf16) {
   set_num_threads(threads);
   set_flush_denormal(true);
   manual_seed(1);
@@ -128,17 +134,17 @@ int run(const std::string& device_name, const std::string& model, const std::str
     auto sgd = [](std::vector<Tensor> p) {
       return std::make_unique<optim::SGD>(std::move(p), optim::SGDOptions{.lr = 0.1, .momentum = 0.9});
     };
-    return train(mnist::make_lenet(), sgd, train_set, device, 100, warmup, batches, "lenet", kLeNetMacs);
+    return train(mnist::make_lenet(), sgd, train_set, device, 100, warmup, batches, "lenet", kLeNetMacs, bf16);
   }
   auto adadelta = [](std::vector<Tensor> p) { return std::make_unique<optim::Adadelta>(std::move(p)); };
-  return train(mnist::make_net(), adadelta, train_set, device, 64, warmup, batches, "net", kNetMacs);
+  return train(mnist::make_net(), adadelta, train_set, device, 64, warmup, batches, "net", kNetMacs, bf16);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"tinynet training throughput on MNIST, for bench/run.py and bench/gpu_bench.py"};
-  std::string device = "cpu", model = "net", data_dir = "data";
+  std::string device = "cpu", model = "net", data_dir = "data", autocast_dtype = "off";
   int threads = 2, batches = 100, warmup = 10, sgemm_size = 0;
   app.add_option("--device", device, "train on the CPU or on CUDA device 0 (train_bench_cuda)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
@@ -148,9 +154,11 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", warmup)->check(CLI::Range(0, 100000));
   app.add_option("--data-dir", data_dir);
   app.add_option("--sgemm", sgemm_size, "time an N x N SGEMM instead")->check(CLI::Range(1, 16384));
+  app.add_option("--autocast", autocast_dtype, "forward and loss under autocast (bf16), as the example's --autocast")
+      ->check(CLI::IsMember({"off", "bf16"}));
   CLI11_PARSE(app, argc, argv);
   try {
-    return run(device, model, data_dir, threads, batches, warmup, sgemm_size);
+    return run(device, model, data_dir, threads, batches, warmup, sgemm_size, autocast_dtype == "bf16");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

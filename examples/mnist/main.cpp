@@ -160,8 +160,14 @@ int train(const Options& o, const Distributed& dist, Model model, Device device)
     for (auto& batch : train_loader) {
       if (batch_idx == batches) break;
       optimizer->zero_grad();
-      const Tensor output = model(on(device, batch.data));
-      const Tensor loss = nll_loss(output, on(device, batch.target));
+      Tensor output, loss;
+      {
+        // The forward pass and the loss, as PyTorch's autocast recipe has it; backward
+        // multiplies as the forward did.
+        autocast mixed(device.type, DType::bfloat16, o.autocast == "bf16");
+        output = model(on(device, batch.data));
+        loss = nll_loss(output, on(device, batch.target));
+      }
       loss.backward();
       optimizer->step();
       images += batch.target.numel();
@@ -227,10 +233,10 @@ int run(const Options& o) {
   const Distributed dist = o.evaluate.empty() ? init_distributed(o) : Distributed{};
   // A data-parallel rank trains where its backend works: the CPU with Gloo, its GPU with NCCL.
   const Device device = dist.group ? dist.device : pick_device(o);
-  std::fprintf(stderr, "%stinynet mnist: model %s, optimizer %s, %d threads (%s), %s, CPU kernels %s\n",
+  std::fprintf(stderr, "%stinynet mnist: model %s, optimizer %s, %d threads (%s), %s, CPU kernels %s%s\n",
                dist.prefix().c_str(), o.model.c_str(), o.optimizer.c_str(), get_num_threads(),
                o.threads > 0 ? "--threads" : env.source, device.str().c_str(),
-               backend::cpu::isa_name(backend::cpu::isa()));
+               backend::cpu::isa_name(backend::cpu::isa()), o.autocast == "bf16" ? ", autocast bfloat16" : "");
   manual_seed(o.seed);
   if (o.model == "lenet")
     return o.evaluate.empty() ? train(o, dist, make_lenet(), device) : evaluate(o, make_lenet(), device);

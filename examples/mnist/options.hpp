@@ -29,6 +29,7 @@ struct Options {
   std::string normalize = "auto";
   int threads = 0;
   bool keep_denormals = false;
+  std::string autocast = "off";
   std::string checkpoint_dir;
   bool resume = false;
   std::int64_t limit_train_batches = 0;
@@ -101,6 +102,11 @@ inline void add_flags(CLI::App& app, Options& o) {
   app.add_option("--threads", o.threads,
                  "CPU threads (default: TINYNET_NUM_THREADS, else OMP_NUM_THREADS, else all cores)")
       ->check(positive);
+  app.add_option("--autocast", o.autocast,
+                 "mixed precision: forward and loss under tinynet::autocast, conv2d and linear multiplying in "
+                 "bfloat16 with float32 sums (as torch.autocast(device_type, dtype=torch.bfloat16))")
+      ->check(CLI::IsMember({"off", "bf16"}))
+      ->capture_default_str();
   app.add_flag("--keep-denormals", o.keep_denormals,
                "compute with denormal floats instead of flushing them to zero (PyTorch's default; up to "
                "1.5x slower once gradients get tiny)");

@@ -3,6 +3,7 @@
 /// Umbrella header: core, autograd, ops, nn and optim. The file formats (io/) and
 /// distributed training (dist/) pull in heavier dependencies and are included explicitly.
 
+#include "tinynet/amp/autocast.hpp"
 #include "tinynet/autograd/engine.hpp"
 #include "tinynet/autograd/grad_mode.hpp"
 #include "tinynet/autograd/gradcheck.hpp"

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <tinynet/backend/cpu/conv2d.hpp>
@@ -23,7 +24,7 @@ namespace cpu = tinynet::backend::cpu;
 /// Calls `call` (a function name and its arguments) in the namespace of the level in use.
 #if defined(TINYNET_CPU_X86)
 #define AT_LEVEL(call)                                \
-  (cpu::isa() == cpu::Isa::avx512 ? cpu::avx512::call \
+  (cpu::isa() >= cpu::Isa::avx512 ? cpu::avx512::call \
    : cpu::isa() == cpu::Isa::avx2 ? cpu::avx2::call   \
                                   : cpu::baseline::call)
 #else
@@ -39,7 +40,7 @@ bool has_vector_gemms() {
 
 #if defined(TINYNET_CPU_X86)
 /// Calls `call` at the vector level in use (avx2 or avx512).
-#define AT_VECTOR_LEVEL(call) (cpu::isa() == cpu::Isa::avx512 ? cpu::avx512::call : cpu::avx2::call)
+#define AT_VECTOR_LEVEL(call) (cpu::isa() >= cpu::Isa::avx512 ? cpu::avx512::call : cpu::avx2::call)
 #endif
 
 constexpr float kPad = -12345.0f;  // in the padding of C's rows; must survive
@@ -162,11 +163,13 @@ TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][c
                gy = random_floats(static_cast<std::size_t>(ys), 11);
     std::vector<float> y(static_cast<std::size_t>(ys)), dx(static_cast<std::size_t>(xs)),
         dw(static_cast<std::size_t>(ws)), db(static_cast<std::size_t>(g.out_c));
-    auto scratch = aligned_floats(std::max(tinynet::backend::cpu::conv2d_forward_scratch(cpu, g),
-                                           tinynet::backend::cpu::conv2d_backward_scratch(cpu, g, false)));
-    tinynet::backend::cpu::conv2d_forward<float>(cpu, g, x.data(), w.data(), b.data(), y.data(), scratch.get(), false);
+    constexpr auto f32 = tinynet::backend::Products::as_input;
+    auto scratch = aligned_floats(std::max(tinynet::backend::cpu::conv2d_forward_scratch(cpu, g, f32),
+                                           tinynet::backend::cpu::conv2d_backward_scratch(cpu, g, false, f32)));
+    tinynet::backend::cpu::conv2d_forward<float>(cpu, g, x.data(), w.data(), b.data(), y.data(), scratch.get(), false,
+                                                 f32);
     tinynet::backend::cpu::conv2d_backward<float>(cpu, g, x.data(), w.data(), gy.data(), dx.data(), false, dw.data(),
-                                                  false, db.data(), false, scratch.get(), nullptr);
+                                                  false, db.data(), false, scratch.get(), nullptr, f32);
     const auto X = [&](std::int64_t n, std::int64_t ci, std::int64_t iy, std::int64_t ix) {
       return double(x[static_cast<std::size_t>(((n * g.c + ci) * g.h + iy) * g.w + ix)]);
     };
@@ -216,4 +219,83 @@ TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][c
     }
     for (std::size_t i = 0; i < want_dx.size(); ++i) check_sum(dx[i], want_dx[i], scale_dx[i]);
   }
+}
+
+TEST_CASE("bfloat16 products: gemm_rows and gemm_nt against double sums of the rounded operands", "[backend][cpu]") {
+  // Operands rounded to bfloat16 (8 significant bits) multiply exactly in float32, so the
+  // only error left is float32 summation of k terms: |got - want| <= gamma_k * sum |a b|,
+  // gamma_k = k u / (1 - k u), u = 2^-24 (Higham, Accuracy and Stability, 3.1), whatever
+  // the order; the bias adds one term. Native (vdpbf16ps) where the level in use has it.
+  INFO("level " << cpu::isa_name(cpu::isa()) << (AT_LEVEL(bf16::native()) ? ", vdpbf16ps" : ", rounded in float32"));
+  const auto gamma = [](std::int64_t k) { return k * 0x1p-24 / (1 - k * 0x1p-24); };
+  const auto r = [](float v) { return static_cast<double>(tinynet::detail::round_to_bf16(v)); };
+  for (std::int64_t m : {1, 7, 9, 17})
+    for (std::int64_t n : {1, 15, 16, 47, 49, 100})
+      for (std::int64_t k : {1, 2, 3, 31, 33, 577, 1600}) {
+        INFO("m " << m << " n " << n << " k " << k);
+        const std::int64_t lda = k + 3, ldb = n + 5, ldc = n + 2;
+        const auto a = random_floats(static_cast<std::size_t>(m * lda), 21),
+                   b = random_floats(static_cast<std::size_t>(k * ldb), 22),
+                   bias = random_floats(static_cast<std::size_t>(m), 23);
+        std::vector<float> bt(static_cast<std::size_t>(n * k));  // B^T, for gemm_nt
+        for (std::int64_t p = 0; p < k; ++p)
+          for (std::int64_t j = 0; j < n; ++j) bt[j * k + p] = b[p * ldb + j];
+        auto buf_a = aligned_floats(cpu::bf16_operand_floats(m, k)),
+             buf_b = aligned_floats(cpu::bf16_operand_floats(k, n)),
+             buf_bt = aligned_floats(cpu::bf16_operand_floats(n, k));
+        const auto a16 = AT_LEVEL(bf16::rows(m, k, a.data(), lda, buf_a.get()));
+        const auto b16 = AT_LEVEL(bf16::pairs(k, n, b.data(), ldb, buf_b.get()));
+        const auto bt16 = AT_LEVEL(bf16::rows(n, k, bt.data(), k, buf_bt.get()));
+        for (bool relu : {false, true}) {
+          std::vector<float> c(static_cast<std::size_t>(m * ldc), kPad), c_nt(static_cast<std::size_t>(m * ldc), 0.5f);
+          AT_LEVEL(bf16::gemm_rows(m, n, k, a16, b16, c.data(), ldc, bias.data(), relu, true));
+          AT_LEVEL(bf16::gemm_nt(m, n, k, a16, bt16, c_nt.data(), ldc));
+          for (std::int64_t i = 0; i < m; ++i) {
+            for (std::int64_t j = 0; j < n; ++j) {
+              double want = 0, mag = 0;
+              for (std::int64_t p = 0; p < k; ++p) {
+                want += r(a[i * lda + p]) * r(b[p * ldb + j]);
+                mag += std::fabs(r(a[i * lda + p]) * r(b[p * ldb + j]));
+              }
+              const double with_bias = want + bias[i];
+              const double bound = gamma(k + 1) * (mag + std::fabs(bias[i]));
+              const double got = c[i * ldc + j];
+              if (relu && with_bias < -bound)
+                REQUIRE(got == 0.0);
+              else if (!relu || with_bias > bound)
+                REQUIRE(std::fabs(got - with_bias) <= bound);
+              REQUIRE(std::fabs(c_nt[i * ldc + j] - (want + 0.5)) <= gamma(k + 1) * (mag + 0.5));
+            }
+            REQUIRE(c[i * ldc + n] == kPad);  // the padding of C's rows stays untouched
+            REQUIRE(c_nt[i * ldc + n] == 0.5f);
+          }
+        }
+      }
+}
+
+TEST_CASE("bfloat16 operands prepared in place equal those prepared apart", "[backend][cpu]") {
+  // conv2d rounds its columns and Winograd's tiles in place, where they lie.
+  for (std::int64_t rows : {1, 2, 5, 64})
+    for (std::int64_t cols : {1, 16, 33, 577}) {
+      INFO("rows " << rows << " cols " << cols);
+      const std::int64_t ld = cols + 7;
+      const auto src = random_floats(static_cast<std::size_t>(rows * ld), 31);
+      const std::int64_t size = cpu::bf16_operand_floats(rows, ld);
+      for (int layout = 0; layout < 2; ++layout) {
+        auto apart = aligned_floats(size), here = aligned_floats(size);
+        std::copy(src.begin(), src.end(), here.get());
+        const auto prepare = [&](const float* from, float* to) {
+          return layout == 0 ? AT_LEVEL(bf16::rows(rows, cols, from, ld, to))
+                             : AT_LEVEL(bf16::pairs(rows, cols, from, ld, to));
+        };
+        const cpu::Bf16Operand x = prepare(src.data(), apart.get());
+        const cpu::Bf16Operand y = prepare(here.get(), here.get());
+        REQUIRE(x.ld == y.ld);
+        // Native: bfloat16 rows (2 bytes) or pairs of rows (4 bytes); else rounded floats.
+        const bool native = AT_LEVEL(bf16::native());
+        const std::int64_t prepared_rows = native && layout == 1 ? (rows + 1) / 2 : rows;
+        const std::size_t bytes = static_cast<std::size_t>(prepared_rows * x.ld) * (native && layout == 0 ? 2 : 4);
+        REQUIRE(std::memcmp(x.data, y.data, bytes) == 0);
+      }
+    }
 }

@@ -14,6 +14,7 @@
 #include "tinynet/backend/elementwise.hpp"
 #include "tinynet/backend/optimizers.hpp"
 #include "tinynet/backend/pool2d.hpp"
+#include "tinynet/backend/products.hpp"
 #include "tinynet/core/random.hpp"
 #include "tinynet/core/shape.hpp"
 
@@ -27,7 +28,7 @@ concept KernelSetFor = requires(B be, const T* x, T* y, std::int64_t i, bool on,
                                 const std::int64_t* target, std::int64_t* index, std::int32_t* argmax,
                                 const std::int32_t* saved_argmax, double* sums, const RandomStream& rs,
                                 const UnaryForward<Relu, T>& rule, const SgdArgs& sgd, const AdadeltaArgs& adadelta,
-                                const AdamArgs& adam) {
+                                const AdamArgs& adam, Products products) {
   // elementwise
   { for_each_index(be, i, rule) } -> std::same_as<void>;
   { zip_map(be, x, x, y, i, on, Times{}) } -> std::same_as<void>;
@@ -35,16 +36,17 @@ concept KernelSetFor = requires(B be, const T* x, T* y, std::int64_t i, bool on,
   { broadcast_map(be, x, shape, x, shape, y, shape, Times{}) } -> std::same_as<void>;
   { sum_to(be, x, shape, y, shape, on) } -> std::same_as<void>;
   // linear and matmul
-  { linear_forward(be, x, x, x, y, i, i, i) } -> std::same_as<void>;
-  { linear_backward_input(be, x, x, y, i, i, i, on) } -> std::same_as<void>;
-  { linear_backward_weight(be, x, x, y, i, i, i, on) } -> std::same_as<void>;
+  // linear, matmul and conv2d take how to multiply (autocast: bfloat16 products)
+  { linear_forward(be, x, x, x, y, i, i, i, products) } -> std::same_as<void>;
+  { linear_backward_input(be, x, x, y, i, i, i, on, products) } -> std::same_as<void>;
+  { linear_backward_weight(be, x, x, y, i, i, i, on, products) } -> std::same_as<void>;
   { linear_backward_bias(be, x, y, i, i, on) } -> std::same_as<void>;
-  { matmul(be, x, x, y, i, i, i, on, on, on) } -> std::same_as<void>;
+  { matmul(be, x, x, y, i, i, i, on, on, on, products) } -> std::same_as<void>;
   // conv2d, the fused ReLU included
-  { conv2d_forward_scratch(be, conv) } -> std::same_as<std::int64_t>;
-  { conv2d_backward_scratch(be, conv, on) } -> std::same_as<std::int64_t>;
-  { conv2d_forward(be, conv, x, x, x, y, y, on) } -> std::same_as<void>;
-  { conv2d_backward(be, conv, x, x, x, y, on, y, on, y, on, y, x) } -> std::same_as<void>;
+  { conv2d_forward_scratch(be, conv, products) } -> std::same_as<std::int64_t>;
+  { conv2d_backward_scratch(be, conv, on, products) } -> std::same_as<std::int64_t>;
+  { conv2d_forward(be, conv, x, x, x, y, y, on, products) } -> std::same_as<void>;
+  { conv2d_backward(be, conv, x, x, x, y, on, y, on, y, on, y, x, products) } -> std::same_as<void>;
   // pool2d
   { max_pool2d_forward(be, pool, x, y, argmax) } -> std::same_as<void>;
   { max_pool2d_backward(be, pool, x, saved_argmax, y, on) } -> std::same_as<void>;

@@ -2,6 +2,7 @@
 /// \file
 /// conv2d: 2-d cross-correlation over NCHW input, groups = 1.
 
+#include "tinynet/amp/autocast.hpp"
 #include "tinynet/backend/cpu/conv2d.hpp"
 #include "tinynet/backend/cuda/conv2d.hpp"  // empty in builds without CUDA
 #include "tinynet/core/creation.hpp"
@@ -34,10 +35,11 @@ inline backend::Conv2dGeometry conv2d_geometry(const Tensor& x, const Tensor& w,
 // y[n,o] = b[o] + sum_{c,i,j} W[o,c,i,j] x[n,c,s*y+i-p, s*x+j-p]
 // dx = col2im(W^T gy);  dW = sum_n gy[n] col(x[n])^T;  db = sum_{n,y,x} gy.  Saves x and W.
 // Fused with a ReLU (conv2d_relu) it also saves its output y and uses gy * [y > 0].
+// The backward products are computed as the forward ones were (autocast).
 class Conv2dNode final : public autograd::Node {
  public:
-  Conv2dNode(Tensor x, Tensor w, backend::Conv2dGeometry g, Tensor y_relu = Tensor())
-      : x_(std::move(x)), w_(std::move(w)), y_relu_(std::move(y_relu)), g_(g) {}
+  Conv2dNode(Tensor x, Tensor w, backend::Conv2dGeometry g, backend::Products products, Tensor y_relu = Tensor())
+      : x_(std::move(x)), w_(std::move(w)), y_relu_(std::move(y_relu)), g_(g), products_(products) {}
   const char* name() const override { return y_relu_.defined() ? "conv2d_relu" : "conv2d"; }
   void release() override { x_ = w_ = y_relu_ = Tensor(); }
   void backward(const Tensor& gy) override {
@@ -46,16 +48,17 @@ class Conv2dNode final : public autograd::Node {
     if (needs_input_grad(1)) sw = input_grad(1);
     if (needs_input_grad(2)) sb = input_grad(2);
     dispatch(gy, name(), [&]<typename T>(auto be) {
-      Tensor scratch = empty(Shape{conv2d_backward_scratch(be, g_, y_relu_.defined())}, gy.options());
+      Tensor scratch = empty(Shape{conv2d_backward_scratch(be, g_, y_relu_.defined(), products_)}, gy.options());
       conv2d_backward(be, g_, x_.data<T>(), w_.data<T>(), gy.data<T>(), sx.template data_or_null<T>(), sx.accumulate,
                       sw.template data_or_null<T>(), sw.accumulate, sb.template data_or_null<T>(), sb.accumulate,
-                      scratch.data<T>(), data_or_null<T>(y_relu_));
+                      scratch.data<T>(), data_or_null<T>(y_relu_), products_);
     });
   }
 
  private:
   Tensor x_, w_, y_relu_;
   backend::Conv2dGeometry g_;
+  backend::Products products_;
 };
 
 inline Tensor conv2d_impl(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding,
@@ -71,12 +74,15 @@ inline Tensor conv2d_impl(const Tensor& x, const Tensor& weight, const Tensor& b
                   g.out_c, "]");
   }
   Tensor y = new_output(Shape{g.n, g.out_c, g.oh, g.ow}, x);
+  const backend::Products products = autocast_products(x.device(), x.dtype());
   dispatch(x, op, [&]<typename T>(auto be) {
-    Tensor scratch = empty(Shape{conv2d_forward_scratch(be, g)}, x.options());
-    conv2d_forward(be, g, x.data<T>(), weight.data<T>(), data_or_null<T>(bias), y.data<T>(), scratch.data<T>(), relu);
+    Tensor scratch = empty(Shape{conv2d_forward_scratch(be, g, products)}, x.options());
+    conv2d_forward(be, g, x.data<T>(), weight.data<T>(), data_or_null<T>(bias), y.data<T>(), scratch.data<T>(), relu,
+                   products);
   });
   if (autograd::any_needs_grad(x, weight, bias))
-    autograd::record(y, std::make_shared<Conv2dNode>(x, weight, g, relu ? y.detach() : Tensor()), {&x, &weight, &bias});
+    autograd::record(y, std::make_shared<Conv2dNode>(x, weight, g, products, relu ? y.detach() : Tensor()),
+                     {&x, &weight, &bias});
   return y;
 }
 

@@ -2,6 +2,7 @@
 /// \file
 /// linear (x W^T + b) and matmul.
 
+#include "tinynet/amp/autocast.hpp"
 #include "tinynet/backend/cpu/linear.hpp"
 #include "tinynet/backend/cuda/linear.hpp"  // empty in builds without CUDA
 #include "tinynet/ops/common.hpp"
@@ -10,10 +11,12 @@ namespace tinynet {
 
 namespace ops::detail {
 
-// y = x W^T + b;  dx = gy W;  dW = gy^T x;  db = sum_n gy.  Saves x and W.
+// y = x W^T + b;  dx = gy W;  dW = gy^T x;  db = sum_n gy.  Saves x and W. The backward
+// products are computed as the forward ones were (autocast); so for matmul.
 class LinearNode final : public autograd::Node {
  public:
-  LinearNode(Tensor x, Tensor w) : x_(std::move(x)), w_(std::move(w)) {}
+  LinearNode(Tensor x, Tensor w, backend::Products products)
+      : x_(std::move(x)), w_(std::move(w)), products_(products) {}
   const char* name() const override { return "linear"; }
   void release() override { x_ = w_ = Tensor(); }
   void backward(const Tensor& gy) override {
@@ -21,11 +24,13 @@ class LinearNode final : public autograd::Node {
     dispatch(gy, name(), [&]<typename T>(auto be) {
       if (needs_input_grad(0)) {
         auto s = input_grad(0);
-        linear_backward_input(be, gy.data<T>(), w_.data<T>(), s.grad.data<T>(), batch, in, out, s.accumulate);
+        linear_backward_input(be, gy.data<T>(), w_.data<T>(), s.grad.data<T>(), batch, in, out, s.accumulate,
+                              products_);
       }
       if (needs_input_grad(1)) {
         auto s = input_grad(1);
-        linear_backward_weight(be, gy.data<T>(), x_.data<T>(), s.grad.data<T>(), batch, in, out, s.accumulate);
+        linear_backward_weight(be, gy.data<T>(), x_.data<T>(), s.grad.data<T>(), batch, in, out, s.accumulate,
+                               products_);
       }
       if (needs_input_grad(2)) {
         auto s = input_grad(2);
@@ -36,12 +41,14 @@ class LinearNode final : public autograd::Node {
 
  private:
   Tensor x_, w_;
+  backend::Products products_;
 };
 
 // y = a b;  da = gy b^T;  db = a^T gy.  Saves a and b.
 class MatmulNode final : public autograd::Node {
  public:
-  MatmulNode(Tensor a, Tensor b) : a_(std::move(a)), b_(std::move(b)) {}
+  MatmulNode(Tensor a, Tensor b, backend::Products products)
+      : a_(std::move(a)), b_(std::move(b)), products_(products) {}
   const char* name() const override { return "matmul"; }
   void release() override { a_ = b_ = Tensor(); }
   void backward(const Tensor& gy) override {
@@ -49,17 +56,18 @@ class MatmulNode final : public autograd::Node {
     dispatch(gy, name(), [&]<typename T>(auto be) {
       if (needs_input_grad(0)) {
         auto s = input_grad(0);
-        matmul(be, gy.data<T>(), b_.data<T>(), s.grad.data<T>(), m, n, k, false, true, s.accumulate);
+        matmul(be, gy.data<T>(), b_.data<T>(), s.grad.data<T>(), m, n, k, false, true, s.accumulate, products_);
       }
       if (needs_input_grad(1)) {
         auto s = input_grad(1);
-        matmul(be, a_.data<T>(), gy.data<T>(), s.grad.data<T>(), k, m, n, true, false, s.accumulate);
+        matmul(be, a_.data<T>(), gy.data<T>(), s.grad.data<T>(), k, m, n, true, false, s.accumulate, products_);
       }
     });
   }
 
  private:
   Tensor a_, b_;
+  backend::Products products_;
 };
 
 }  // namespace ops::detail
@@ -81,11 +89,12 @@ inline Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias =
   }
   const std::int64_t batch = x.size(0), in = x.size(1), out = weight.size(0);
   Tensor y = new_output(Shape{batch, out}, x);
+  const backend::Products products = autocast_products(x.device(), x.dtype());
   dispatch(x, "linear", [&]<typename T>(auto be) {
-    linear_forward(be, x.data<T>(), weight.data<T>(), data_or_null<T>(bias), y.data<T>(), batch, in, out);
+    linear_forward(be, x.data<T>(), weight.data<T>(), data_or_null<T>(bias), y.data<T>(), batch, in, out, products);
   });
   if (autograd::any_needs_grad(x, weight, bias))
-    autograd::record(y, std::make_shared<LinearNode>(x, weight), {&x, &weight, &bias});
+    autograd::record(y, std::make_shared<LinearNode>(x, weight, products), {&x, &weight, &bias});
   return y;
 }
 
@@ -101,10 +110,11 @@ inline Tensor matmul(const Tensor& a, const Tensor& b) {
                 " do not fit (inner extents ", a.size(1), " and ", b.size(0), " differ)");
   const std::int64_t m = a.size(0), k = a.size(1), n = b.size(1);
   Tensor y = new_output(Shape{m, n}, a);
+  const backend::Products products = autocast_products(a.device(), a.dtype());
   dispatch(a, "matmul", [&]<typename T>(auto be) {
-    matmul(be, a.data<T>(), b.data<T>(), y.data<T>(), m, k, n, false, false, false);
+    matmul(be, a.data<T>(), b.data<T>(), y.data<T>(), m, k, n, false, false, false, products);
   });
-  if (autograd::any_needs_grad(a, b)) autograd::record(y, std::make_shared<MatmulNode>(a, b), {&a, &b});
+  if (autograd::any_needs_grad(a, b)) autograd::record(y, std::make_shared<MatmulNode>(a, b, products), {&a, &b});
   return y;
 }
 

@@ -18,17 +18,21 @@
 
 namespace tinynet::backend::cpu {
 
-/// All of conv2d_forward's scratch: the chunks', then the transformed filters.
-inline std::int64_t conv2d_forward_scratch(Tag, const Conv2dGeometry& g) {
-  return conv_chunks(g.n) * conv2d_forward_scratch_per_chunk(g) +
-         (winograd_shape(g) ? winograd_forward(g, 1).u_size() : 0);
+/// All of conv2d_forward's scratch: the chunks', the transformed filters, and with
+/// bfloat16 products the filters as a bfloat16 operand.
+inline std::int64_t conv2d_forward_scratch(Tag, const Conv2dGeometry& g, Products products) {
+  return conv_chunks(g.n) * conv2d_forward_scratch_per_chunk(g) + conv2d_forward_filters(g) +
+         (products == Products::bfloat16 ? conv2d_forward_bf16_weights(g) : 0);
 }
 
-/// All of conv2d_backward's scratch: the chunks', then the transformed filters. A fused
-/// ReLU needs no more: each chunk masks the output gradient in its own copy of it.
-inline std::int64_t conv2d_backward_scratch(Tag, const Conv2dGeometry& g, bool /*relu*/) {
-  return conv_chunks(g.n) * conv2d_backward_scratch_per_chunk(g) +
-         (winograd_shape(g) ? winograd_input_grad(g, 1).u_size() : g.out_c * g.col_rows());
+/// All of conv2d_backward's scratch: the chunks', the transformed filters, and with
+/// bfloat16 products the filters and each chunk's output gradient as bfloat16 operands. A
+/// fused ReLU needs no more: each chunk masks the output gradient in its own copy of it.
+inline std::int64_t conv2d_backward_scratch(Tag, const Conv2dGeometry& g, bool /*relu*/, Products products) {
+  return conv_chunks(g.n) * conv2d_backward_scratch_per_chunk(g) + conv2d_backward_filters(g) +
+         (products == Products::bfloat16
+              ? conv2d_backward_bf16_weights(g) + conv_chunks(g.n) * conv2d_backward_bf16_per_chunk(g)
+              : 0);
 }
 
 /// Whether the kernels for T take the Winograd path for g at the level in use.
@@ -45,19 +49,22 @@ bool uses_one_channel(const Conv2dGeometry& g) {
 }
 
 /// y[n] = W col(x[n]) + b, then max(y, 0) with `relu` (conv2d_relu: the ReLU costs no pass
-/// of its own). `scratch`: conv2d_forward_scratch(g) elements.
+/// of its own). `scratch`: conv2d_forward_scratch(g, products) elements.
 template <typename T>
-void conv2d_forward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const T* b, T* y, T* scratch, bool relu) {
-  on_isa([&](auto level) { conv2d_forward(level, g, x, w, b, y, scratch, relu); });
+void conv2d_forward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const T* b, T* y, T* scratch, bool relu,
+                    Products products) {
+  on_isa([&](auto level) { conv2d_forward(level, g, x, w, b, y, scratch, relu, products); });
 }
 
 /// Gradients of conv2d. Any of dx, dw, db may be null (not needed). `y_relu`: the output
 /// of a fused conv2d_relu (the gradient passes where it is > 0), or null for plain
-/// conv2d. `scratch`: conv2d_backward_scratch(g) elements.
+/// conv2d. `scratch`: conv2d_backward_scratch(g, relu, products) elements.
 template <typename T>
 void conv2d_backward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const T* gy, T* dx, bool acc_dx, T* dw,
-                     bool acc_dw, T* db, bool acc_db, T* scratch, const T* y_relu) {
-  on_isa([&](auto level) { conv2d_backward(level, g, x, w, gy, dx, acc_dx, dw, acc_dw, db, acc_db, scratch, y_relu); });
+                     bool acc_dw, T* db, bool acc_db, T* scratch, const T* y_relu, Products products) {
+  on_isa([&](auto level) {
+    conv2d_backward(level, g, x, w, gy, dx, acc_dx, dw, acc_dw, db, acc_db, scratch, y_relu, products);
+  });
 }
 
 }  // namespace tinynet::backend::cpu

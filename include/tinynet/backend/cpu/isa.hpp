@@ -2,11 +2,12 @@
 /// \file
 /// The vector instruction level the CPU kernels run at, chosen once per process from the
 /// CPU: AVX-512 (F, VL, BW, DQ) where the CPU and the OS have it, else AVX2 + FMA, else the
-/// portable loops (x86-64 baseline). The kernels are compiled for every level whatever the
-/// compiler flags (backend/cpu/kernels_for_isa.hpp), so a default-flags build runs the same
-/// kernels as a `-march=native` one.
+/// portable loops (x86-64 baseline). `avx512_bf16` is AVX-512 plus AVX512-BF16: the same
+/// kernels, and autocast's bfloat16 products on `vdpbf16ps` (simd/bf16.inl). The kernels are compiled for every level
+/// whatever the compiler flags (backend/cpu/kernels_for_isa.hpp), so a default-flags build runs the same kernels as a
+/// `-march=native` one.
 ///
-/// `TINYNET_CPU_ISA=avx512|avx2|baseline` caps the level (as oneDNN's `ONEDNN_MAX_CPU_ISA`
+/// `TINYNET_CPU_ISA=avx512_bf16|avx512|avx2|baseline` caps the level (as oneDNN's `ONEDNN_MAX_CPU_ISA`
 /// does): for comparisons, and for tests that run every level on one machine. A level the
 /// CPU lacks falls back to the best it has, with a one-line notice on stderr; any other
 /// value is an error naming it.
@@ -23,14 +24,22 @@
 #define TINYNET_ISA_BASELINE 0
 #define TINYNET_ISA_AVX2 1
 #define TINYNET_ISA_AVX512 2
+#define TINYNET_ISA_AVX512_BF16 3
 
 namespace tinynet::backend::cpu {
 
-enum class Isa { baseline = TINYNET_ISA_BASELINE, avx2 = TINYNET_ISA_AVX2, avx512 = TINYNET_ISA_AVX512 };
+enum class Isa {
+  baseline = TINYNET_ISA_BASELINE,
+  avx2 = TINYNET_ISA_AVX2,
+  avx512 = TINYNET_ISA_AVX512,
+  avx512_bf16 = TINYNET_ISA_AVX512_BF16
+};
 
-/// "avx512", "avx2" or "baseline": the names TINYNET_CPU_ISA takes.
+/// "avx512_bf16", "avx512", "avx2" or "baseline": the names TINYNET_CPU_ISA takes.
 inline const char* isa_name(Isa level) {
   switch (level) {
+    case Isa::avx512_bf16:
+      return "avx512_bf16";
     case Isa::avx512:
       return "avx512";
     case Isa::avx2:
@@ -48,7 +57,7 @@ inline Isa detected_isa() {
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
-    return Isa::avx512;
+    return __builtin_cpu_supports("avx512bf16") ? Isa::avx512_bf16 : Isa::avx512;
   if (avx2) return Isa::avx2;
 #endif
   return Isa::baseline;
@@ -62,14 +71,17 @@ inline Isa choose_isa(const char* cap, Isa detected, std::string& notice) {
   if (cap == nullptr || *cap == '\0') return detected;
   const std::string_view v(cap);
   Isa wanted;
-  if (v == "avx512")
+  if (v == "avx512_bf16")
+    wanted = Isa::avx512_bf16;
+  else if (v == "avx512")
     wanted = Isa::avx512;
   else if (v == "avx2")
     wanted = Isa::avx2;
   else if (v == "baseline")
     wanted = Isa::baseline;
   else
-    throw std::invalid_argument("TINYNET_CPU_ISA=" + std::string(v) + ": expected avx512, avx2 or baseline");
+    throw std::invalid_argument("TINYNET_CPU_ISA=" + std::string(v) +
+                                ": expected avx512_bf16, avx512, avx2 or baseline");
   if (static_cast<int>(wanted) <= static_cast<int>(detected)) return wanted;
   notice = "tinynet: TINYNET_CPU_ISA=" + std::string(v) + " but this CPU has at most " + isa_name(detected) +
            "; using " + isa_name(detected);

@@ -31,10 +31,13 @@
 #include "tinynet/backend/conv2d.hpp"
 #include "tinynet/backend/cpu/detail/conv2d_plan.hpp"
 #include "tinynet/backend/cpu/detail/gemm.hpp"
+#include "tinynet/backend/cpu/detail/scratch.hpp"
 #include "tinynet/backend/cpu/elementwise.hpp"
 #include "tinynet/backend/cpu/isa.hpp"
 #include "tinynet/backend/optimizers.hpp"
 #include "tinynet/backend/pool2d.hpp"
+#include "tinynet/backend/products.hpp"
+#include "tinynet/core/bfloat16.hpp"
 #include "tinynet/core/config.hpp"
 #include "tinynet/core/parallel.hpp"
 #include "tinynet/core/random.hpp"
@@ -104,6 +107,7 @@ template <typename F>
 decltype(auto) on_isa(F&& f) {
 #if defined(TINYNET_CPU_X86)
   switch (isa()) {
+    case Isa::avx512_bf16:  // the AVX-512 kernels; simd/bf16.inl checks for bfloat16 itself
     case Isa::avx512:
       return f(avx512::Level{});
     case Isa::avx2:

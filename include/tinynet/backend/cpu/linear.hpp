@@ -7,29 +7,32 @@
 
 #include "tinynet/backend/backend.hpp"
 #include "tinynet/backend/cpu/detail/gemm.hpp"
+#include "tinynet/backend/cpu/detail/scratch.hpp"
 #include "tinynet/backend/cpu/kernels_for_isa.hpp"
+#include "tinynet/backend/products.hpp"
+#include "tinynet/core/bfloat16.hpp"
 
 namespace tinynet::backend::cpu {
 
 /// y[n,o] = sum_i x[n,i] w[o,i] + b[o]   (b may be null)
 template <typename T>
 void linear_forward(Tag, const T* x, const T* w, const T* b, T* y, std::int64_t batch, std::int64_t in,
-                    std::int64_t out) {
-  on_isa([&](auto level) { linear_forward(level, x, w, b, y, batch, in, out); });
+                    std::int64_t out, Products products) {
+  on_isa([&](auto level) { linear_forward(level, x, w, b, y, batch, in, out, products); });
 }
 
 /// dx (+)= gy W
 template <typename T>
 void linear_backward_input(Tag, const T* gy, const T* w, T* dx, std::int64_t batch, std::int64_t in, std::int64_t out,
-                           bool accumulate) {
-  on_isa([&](auto level) { linear_backward_input(level, gy, w, dx, batch, in, out, accumulate); });
+                           bool accumulate, Products products) {
+  on_isa([&](auto level) { linear_backward_input(level, gy, w, dx, batch, in, out, accumulate, products); });
 }
 
 /// dW (+)= gy^T x
 template <typename T>
 void linear_backward_weight(Tag, const T* gy, const T* x, T* dw, std::int64_t batch, std::int64_t in, std::int64_t out,
-                            bool accumulate) {
-  on_isa([&](auto level) { linear_backward_weight(level, gy, x, dw, batch, in, out, accumulate); });
+                            bool accumulate, Products products) {
+  on_isa([&](auto level) { linear_backward_weight(level, gy, x, dw, batch, in, out, accumulate, products); });
 }
 
 /// db (+)= sum_n gy[n,:]
@@ -43,10 +46,21 @@ void linear_backward_bias(Tag, const T* gy, T* db, std::int64_t batch, std::int6
 }
 
 /// c[m,n] (+)= op(a) op(b), op(a) [m,k] and op(b) [k,n]; a is stored [k,m] when trans_a,
-/// b is stored [n,k] when trans_b (matmul and its two gradients).
+/// b is stored [n,k] when trans_b (matmul and its two gradients). With bfloat16 products
+/// the operands are rounded to bfloat16 into scratch first: the same products, summed in
+/// float32 by Eigen's GEMM.
 template <typename T>
 void matmul(Tag, const T* a, const T* b, T* c, std::int64_t m, std::int64_t k, std::int64_t n, bool trans_a,
-            bool trans_b, bool accumulate) {
+            bool trans_b, bool accumulate, Products products) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (products == Products::bfloat16) {
+      ScratchFloats ra(m * k), rb(k * n);
+      for (std::int64_t i = 0; i < m * k; ++i) ra.data()[i] = tinynet::detail::round_to_bf16(a[i]);
+      for (std::int64_t i = 0; i < k * n; ++i) rb.data()[i] = tinynet::detail::round_to_bf16(b[i]);
+      return gemm<T>(trans_a, trans_b, m, n, k, T(1), ra.data(), trans_a ? m : k, rb.data(), trans_b ? k : n,
+                     accumulate ? T(1) : T(0), c, n);
+    }
+  }
   gemm<T>(trans_a, trans_b, m, n, k, T(1), a, trans_a ? m : k, b, trans_b ? k : n, accumulate ? T(1) : T(0), c, n);
 }
 

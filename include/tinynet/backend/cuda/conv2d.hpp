@@ -27,11 +27,13 @@ inline std::int64_t conv_group(const Conv2dGeometry& g) {
 }
 
 /// Elements of device scratch conv2d_forward needs.
-inline std::int64_t conv2d_forward_scratch(Tag, const Conv2dGeometry& g) { return conv_group(g) * g.col_size(); }
+inline std::int64_t conv2d_forward_scratch(Tag, const Conv2dGeometry& g, Products) {
+  return conv_group(g) * g.col_size();
+}
 
 /// Elements of device scratch conv2d_backward needs; with a fused ReLU, room for the
 /// masked output gradient too.
-inline std::int64_t conv2d_backward_scratch(Tag, const Conv2dGeometry& g, bool relu) {
+inline std::int64_t conv2d_backward_scratch(Tag, const Conv2dGeometry& g, bool relu, Products) {
   const std::int64_t s = conv_group(g);
   return 2 * s * g.col_size() + g.n * g.out_c * g.col_rows() + g.n * g.out_c +
          (relu ? g.n * g.out_c * g.col_cols() : 0);
@@ -114,7 +116,8 @@ struct SumSamples {  // dst[i] (+)= sum_s parts[s * len + i], in sample order
 /// y[n] = W col(x[n]) + b, then max(y, 0) with `relu`.  `scratch` holds
 /// conv2d_forward_scratch(g) elements.
 template <typename T>
-void conv2d_forward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const T* b, T* y, T* scratch, bool relu) {
+void conv2d_forward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const T* b, T* y, T* scratch, bool relu,
+                    Products products) {
   const std::int64_t P = g.oh * g.ow, K = g.col_rows(), in_size = g.c * g.h * g.w, out_size = g.out_c * P;
   const std::int64_t group = conv_group(g);
   for (std::int64_t s0 = 0; s0 < g.n; s0 += group) {
@@ -122,7 +125,7 @@ void conv2d_forward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const 
     for_each_index(ns * K * P, detail::Im2col<T>{g, x + s0 * in_size, scratch});
     if (b != nullptr) for_each_index(ns * out_size, detail::FillChannels<T>{b, y + s0 * out_size, g.out_c, P});
     gemm_batched<T>(false, false, g.out_c, P, K, T(1), w, K, 0, scratch, P, K * P, b != nullptr ? T(1) : T(0),
-                    y + s0 * out_size, P, out_size, ns);
+                    y + s0 * out_size, P, out_size, ns, products);
   }
   if (relu) for_each_index(g.n * out_size, UnaryForward<Relu, T>{{}, y, y});
 }
@@ -132,7 +135,7 @@ void conv2d_forward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const 
 /// conv2d_backward_scratch(g, y_relu != nullptr) elements.
 template <typename T>
 void conv2d_backward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const T* gy, T* dx, bool acc_dx, T* dw,
-                     bool acc_dw, T* db, bool acc_db, T* scratch, const T* y_relu) {
+                     bool acc_dw, T* db, bool acc_db, T* scratch, const T* y_relu, Products products) {
   const std::int64_t P = g.oh * g.ow, K = g.col_rows(), in_size = g.c * g.h * g.w, out_size = g.out_c * P;
   const std::int64_t group = conv_group(g);
   T* col = scratch;
@@ -150,10 +153,10 @@ void conv2d_backward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const
     if (dw != nullptr) {
       for_each_index(ns * K * P, detail::Im2col<T>{g, x + s0 * in_size, col});
       gemm_batched<T>(false, true, g.out_c, K, P, T(1), gys, P, out_size, col, P, K * P, T(0),
-                      dw_parts + s0 * g.out_c * K, K, g.out_c * K, ns);
+                      dw_parts + s0 * g.out_c * K, K, g.out_c * K, ns, products);
     }
     if (dx != nullptr) {
-      gemm_batched<T>(true, false, K, P, g.out_c, T(1), w, K, 0, gys, P, out_size, T(0), dcol, P, K * P, ns);
+      gemm_batched<T>(true, false, K, P, g.out_c, T(1), w, K, 0, gys, P, out_size, T(0), dcol, P, K * P, ns, products);
       for_each_index(ns * in_size, detail::Col2imGather<T>{g, dcol, dx + s0 * in_size, acc_dx});
     }
   }

@@ -43,23 +43,23 @@ struct SumRows {  // db[o] (+)= sum_r gy[r, o]
 /// y[n,o] = sum_i x[n,i] w[o,i] + b[o]   (b may be null)
 template <typename T>
 void linear_forward(Tag, const T* x, const T* w, const T* b, T* y, std::int64_t batch, std::int64_t in,
-                    std::int64_t out) {
+                    std::int64_t out, Products products) {
   if (b != nullptr) for_each_index(batch * out, detail::FillRows<T>{b, y, out});
-  gemm<T>(false, true, batch, out, in, T(1), x, in, w, in, b != nullptr ? T(1) : T(0), y, out);
+  gemm<T>(false, true, batch, out, in, T(1), x, in, w, in, b != nullptr ? T(1) : T(0), y, out, products);
 }
 
 /// dx (+)= gy W
 template <typename T>
 void linear_backward_input(Tag, const T* gy, const T* w, T* dx, std::int64_t batch, std::int64_t in, std::int64_t out,
-                           bool accumulate) {
-  gemm<T>(false, false, batch, in, out, T(1), gy, out, w, in, accumulate ? T(1) : T(0), dx, in);
+                           bool accumulate, Products products) {
+  gemm<T>(false, false, batch, in, out, T(1), gy, out, w, in, accumulate ? T(1) : T(0), dx, in, products);
 }
 
 /// dW (+)= gy^T x
 template <typename T>
 void linear_backward_weight(Tag, const T* gy, const T* x, T* dw, std::int64_t batch, std::int64_t in, std::int64_t out,
-                            bool accumulate) {
-  gemm<T>(true, false, out, in, batch, T(1), gy, out, x, in, accumulate ? T(1) : T(0), dw, in);
+                            bool accumulate, Products products) {
+  gemm<T>(true, false, out, in, batch, T(1), gy, out, x, in, accumulate ? T(1) : T(0), dw, in, products);
 }
 
 /// db (+)= sum_n gy[n,:]
@@ -72,8 +72,9 @@ void linear_backward_bias(Tag, const T* gy, T* db, std::int64_t batch, std::int6
 /// b is stored [n,k] when trans_b (matmul and its two gradients).
 template <typename T>
 void matmul(Tag, const T* a, const T* b, T* c, std::int64_t m, std::int64_t k, std::int64_t n, bool trans_a,
-            bool trans_b, bool accumulate) {
-  gemm<T>(trans_a, trans_b, m, n, k, T(1), a, trans_a ? m : k, b, trans_b ? k : n, accumulate ? T(1) : T(0), c, n);
+            bool trans_b, bool accumulate, Products products) {
+  gemm<T>(trans_a, trans_b, m, n, k, T(1), a, trans_a ? m : k, b, trans_b ? k : n, accumulate ? T(1) : T(0), c, n,
+          products);
 }
 
 }  // namespace tinynet::backend::cuda

@@ -9,8 +9,10 @@
 #include <cstdint>
 
 #include "tinynet/backend/conv2d.hpp"
+#include "tinynet/backend/cpu/detail/bf16_operand.hpp"
 #include "tinynet/backend/cpu/detail/conv2d_one_channel.hpp"
 #include "tinynet/backend/cpu/detail/winograd.hpp"
+#include "tinynet/backend/products.hpp"
 #include "tinynet/core/parallel.hpp"
 
 namespace tinynet::backend::cpu {
@@ -76,4 +78,29 @@ inline std::int64_t conv2d_backward_scratch_per_chunk(const Conv2dGeometry& g) {
   return whole_lines(cpu_col_size(g) + conv2d_backward_dx_scratch(g) + g.out_c * g.col_cols() * cpu_group(g) +
                      g.out_c * g.col_rows() + g.out_c);
 }
+
+/// The transformed filters (Winograd) or W^T (the im2col input gradient) after the chunks.
+inline std::int64_t conv2d_forward_filters(const Conv2dGeometry& g) {
+  return whole_lines(winograd_shape(g) ? winograd_forward(g, 1).u_size() : 0);
+}
+inline std::int64_t conv2d_backward_filters(const Conv2dGeometry& g) {
+  return whole_lines(winograd_shape(g) ? winograd_input_grad(g, 1).u_size() : g.out_c * g.col_rows());
+}
+
+/// The filters as a bfloat16 operand, for the forward pass (Winograd's 16 transformed
+/// planes or the im2col GEMM's left operand, whichever is larger).
+inline std::int64_t conv2d_forward_bf16_weights(const Conv2dGeometry& g) {
+  const std::int64_t planes = winograd_shape(g) ? winograd_forward(g, 1).points() : 0;
+  return whole_lines(std::max(planes * bf16_operand_floats(g.out_c, g.c), bf16_operand_floats(g.out_c, g.col_rows())));
+}
+/// The filters as a bfloat16 operand for the input gradient (Winograd's or W^T).
+inline std::int64_t conv2d_backward_bf16_weights(const Conv2dGeometry& g) {
+  const std::int64_t planes = winograd_shape(g) ? winograd_input_grad(g, 1).points() : 0;
+  return whole_lines(std::max(planes * bf16_operand_floats(g.c, g.out_c), bf16_operand_floats(g.col_rows(), g.out_c)));
+}
+/// A chunk's output gradient as a bfloat16 operand.
+inline std::int64_t conv2d_backward_bf16_per_chunk(const Conv2dGeometry& g) {
+  return whole_lines(bf16_operand_floats(g.out_c, g.col_cols() * cpu_group(g)));
+}
+
 }  // namespace tinynet::backend::cpu

@@ -7,6 +7,12 @@
 /// simd/conv2d_one_channel.inl).
 /// Weight and bias gradients are summed per chunk and then across chunks in a fixed
 /// order, so results do not depend on thread scheduling.
+///
+/// With bfloat16 products (autocast, float32 only) every GEMM, Winograd's included, takes
+/// bfloat16 operands (simd/bf16.inl): the filters are prepared once per call, the columns,
+/// Winograd's tiles and the output gradient in each chunk. The direct one-channel kernel
+/// stays float32: it makes 9 to 25 products per output and is bound by its stores, so
+/// rounding its operands would cost a pass and save nothing.
 
 /// The Winograd and one-channel kernels exist for float32 at the AVX2 and AVX-512 levels.
 template <typename T>
@@ -151,16 +157,40 @@ void im2col_group(const Conv2dGeometry& g, const T* xs, std::int64_t count, T* c
 /// dw += gy_cols col^T ([out_c, ld] times [kdim, ld]^T) for the group of `count` samples
 /// at xs, their columns copied out to `col` first: for float32 with vectors as dot
 /// products along the rows in place (gemm_nt; a packed GEMM copies both operands again),
-/// otherwise through Eigen.
+/// otherwise through Eigen. With `gy_bf16` (a buffer for the output gradient's bfloat16
+/// operand) in bfloat16, the columns rounded in place.
 template <typename T>
 void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const T* xs, std::int64_t count, T* col,
-                     std::int64_t ld, T* dw) {
+                     std::int64_t ld, T* dw, T* gy_bf16) {
   const std::int64_t kdim = g.col_rows();
   im2col_group(g, xs, count, col, ld);
+  if constexpr (std::is_same_v<T, float>) {
+    if (gy_bf16 != nullptr)
+      return bf16::gemm_nt(g.out_c, kdim, ld, bf16::rows(g.out_c, ld, gy_cols, ld, gy_bf16),
+                           bf16::rows(kdim, ld, col, ld, col), dw, kdim);
+  }
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
   if constexpr (std::is_same_v<T, float>) return gemm_nt(g.out_c, kdim, ld, gy_cols, ld, col, ld, dw, kdim);
 #endif
   gemm<T>(false, true, g.out_c, kdim, ld, T(1), gy_cols, ld, col, ld, T(1), dw, kdim, false);
+}
+
+/// dcol = W^T gy_cols ([kdim, out_c] times [out_c, ld]), from w_t = W^T for float32
+/// (gemm_rows), or in bfloat16 from its operand w16 with `gy_bf16` (a buffer for the output
+/// gradient's operand), or through Eigen.
+template <typename T>
+void input_grad_columns(const Conv2dGeometry& g, const T* w, [[maybe_unused]] const T* w_t, const bf16::Operand& w16,
+                        const T* gy_cols, std::int64_t ld, T* gy_bf16, T* dcol, bool parallel) {
+  const std::int64_t kdim = g.col_rows();
+  if constexpr (std::is_same_v<T, float>) {
+    if (gy_bf16 != nullptr)
+      return bf16::gemm_rows(kdim, ld, g.out_c, w16, bf16::pairs(g.out_c, ld, gy_cols, ld, gy_bf16), dcol, ld, nullptr,
+                             false, parallel);
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+    return gemm_rows(kdim, ld, g.out_c, w_t, g.out_c, gy_cols, ld, dcol, ld, nullptr, false, parallel);
+#endif
+  }
+  gemm<T>(true, false, kdim, ld, g.out_c, T(1), w, kdim, gy_cols, ld, T(0), dcol, ld, parallel);
 }
 
 /// Calls body(first, count) for consecutive groups of at most cpu_group() samples covering
@@ -175,10 +205,14 @@ void for_each_group(const Conv2dGeometry& g, std::int64_t ch, std::int64_t chunk
 
 /// conv2d_forward at this level (backend/cpu/conv2d.hpp).
 template <typename T>
-void conv2d_forward(Level, const Conv2dGeometry& g, const T* x, const T* w, const T* b, T* y, T* scratch, bool relu) {
+void conv2d_forward(Level, const Conv2dGeometry& g, const T* x, const T* w, const T* b, T* y, T* scratch, bool relu,
+                    Products products) {
   const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, cols = g.col_cols(), kdim = g.col_rows();
   const std::int64_t per_chunk = conv2d_forward_scratch_per_chunk(g);
   const bool direct = cpu_group(g) == 1;  // the GEMM can write y itself
+  const bool bf16 = std::is_same_v<T, float> && products == Products::bfloat16;
+  // With bfloat16 products, the filters' operand(s) after the chunks and Winograd's filters.
+  T* const w_bf16 = scratch + chunks * per_chunk + conv2d_forward_filters(g);
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
   if constexpr (kOneChannelFloat<T>) {
     if (uses_one_channel<T>(Level{}, g)) {
@@ -195,19 +229,28 @@ void conv2d_forward(Level, const Conv2dGeometry& g, const T* x, const T* w, cons
     if (uses_winograd<T>(Level{}, g)) {
       float* u = scratch + chunks * per_chunk;
       winograd::transform_weights<3>(w, g.out_c, g.c, false, u);
+      bf16::Operand u16[16];
+      if (bf16)
+        for (int xi = 0; xi < 16; ++xi)
+          u16[xi] =
+              bf16::rows(g.out_c, g.c, u + xi * g.out_c * g.c, g.c, w_bf16 + xi * bf16::operand_floats(g.out_c, g.c));
       parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
         for (std::int64_t ch = lo; ch < hi; ++ch)
           detail::for_each_group(g, ch, chunks, [&](std::int64_t first, std::int64_t count) {
             const winograd::Shape s = winograd_forward(g, count);
             float* v = scratch + ch * per_chunk;
-            winograd::convolve<3>(s, u, x + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w, v, v + s.v_size(), b,
-                                  relu, false, y + first * g.out_c * out_hw, out_hw, g.out_c * out_hw, chunks == 1);
+            winograd::convolve<3>(s, u, bf16 ? u16 : nullptr, x + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w,
+                                  v, v + s.v_size(), b, relu, false, y + first * g.out_c * out_hw, out_hw,
+                                  g.out_c * out_hw, chunks == 1);
           });
       });
       return;
     }
   }
 #endif
+  bf16::Operand w16;
+  if constexpr (std::is_same_v<T, float>)
+    if (bf16) w16 = bf16::rows(g.out_c, kdim, w, kdim, w_bf16);
   parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t ch = lo; ch < hi; ++ch) {
       T* col = scratch + ch * per_chunk;
@@ -224,6 +267,15 @@ void conv2d_forward(Level, const Conv2dGeometry& g, const T* x, const T* w, cons
                             out_hw, relu);
         };
         detail::im2col_group(g, xs, count, col, ld);
+        if constexpr (std::is_same_v<T, float>) {
+          if (bf16) {  // the columns rounded in place
+            const bf16::Operand col16 = bf16::pairs(kdim, ld, col, ld, col);
+            bf16::gemm_rows(g.out_c, ld, kdim, w16, col16, direct ? ys : y_cols, ld, direct ? b : nullptr,
+                            direct && relu, chunks == 1);
+            if (!direct) unpack();
+            return;
+          }
+        }
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
         if constexpr (std::is_same_v<T, float>) {
           if (direct) {  // bias and ReLU applied as the product is stored
@@ -253,24 +305,37 @@ void conv2d_forward(Level, const Conv2dGeometry& g, const T* x, const T* w, cons
 /// conv2d_backward at this level (backend/cpu/conv2d.hpp).
 template <typename T>
 void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, const T* gy, T* dx, bool acc_dx, T* dw,
-                     bool acc_dw, T* db, bool acc_db, T* scratch, const T* y_relu) {
+                     bool acc_dw, T* db, bool acc_db, T* scratch, const T* y_relu, Products products) {
   const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, kdim = g.col_rows(), cols = g.col_cols();
   const std::int64_t wsize = g.out_c * kdim, per_chunk = conv2d_backward_scratch_per_chunk(g);
   const std::int64_t partials = per_chunk - wsize - g.out_c;   // offset of dw_part within a chunk
   const bool direct = cpu_group(g) == 1 && y_relu == nullptr;  // gy is the column layout
   // The input gradient through Winograd: its filters transformed once, after the chunks.
   const bool winograd_dx = uses_winograd<T>(Level{}, g) && dx != nullptr;
+  const bool bf16 = std::is_same_v<T, float> && products == Products::bfloat16;
   T* const u_dx = scratch + chunks * per_chunk;
-  if constexpr (std::is_same_v<T, float>)
-    if (winograd_dx) winograd::transform_weights<3>(w, g.out_c, g.c, true, u_dx);
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+  // With bfloat16 products: the filters' operand(s), then each chunk's output gradient's.
+  T* const w_bf16 = u_dx + conv2d_backward_filters(g);
+  T* const gy_bf16 = w_bf16 + conv2d_backward_bf16_weights(g);
+  bf16::Operand w16[16];
+  if constexpr (std::is_same_v<T, float>) {
+    if (winograd_dx) {
+      winograd::transform_weights<3>(w, g.out_c, g.c, true, u_dx);
+      if (bf16)
+        for (int xi = 0; xi < 16; ++xi)
+          w16[xi] = bf16::rows(g.c, g.out_c, u_dx + xi * g.c * g.out_c, g.out_c,
+                               w_bf16 + xi * bf16::operand_floats(g.c, g.out_c));
+    }
+  }
   // Otherwise, for gemm_rows, W^T: [kdim, out_c] in the same place.
   T* const w_t = u_dx;
-  if constexpr (std::is_same_v<T, float>)
-    if (!winograd_dx && dx != nullptr)
+  if constexpr (std::is_same_v<T, float>) {
+    if (!winograd_dx && dx != nullptr && (bf16 || TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2)) {
       for (std::int64_t o = 0; o < g.out_c; ++o)
         for (std::int64_t r = 0; r < kdim; ++r) w_t[r * g.out_c + o] = w[o * kdim + r];
-#endif
+      if (bf16) w16[0] = bf16::rows(kdim, g.out_c, w_t, g.out_c, w_bf16);
+    }
+  }
   parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t ch = lo; ch < hi; ++ch) {
       T* col = scratch + ch * per_chunk;
@@ -278,6 +343,7 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
       T* gy_cols = dcol + conv2d_backward_dx_scratch(g);
       T* dw_part = col + partials;
       T* db_part = dw_part + wsize;
+      T* gy16 = bf16 ? gy_bf16 + ch * conv2d_backward_bf16_per_chunk(g) : nullptr;
       std::fill(dw_part, dw_part + wsize + g.out_c, T(0));
       detail::for_each_group(g, ch, chunks, [&](std::int64_t first, std::int64_t count) {
         const std::int64_t ld = count * cols;
@@ -297,7 +363,7 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
             }
           gyc = gy_cols;
         }
-        if (dw != nullptr) detail::add_weight_grad(g, gyc, x + first * g.c * g.h * g.w, count, col, ld, dw_part);
+        if (dw != nullptr) detail::add_weight_grad(g, gyc, x + first * g.c * g.h * g.w, count, col, ld, dw_part, gy16);
         if (db != nullptr)
           for (std::int64_t o = 0; o < g.out_c; ++o) db_part[o] += sum_run(gyc + o * ld, ld);
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
@@ -305,19 +371,14 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
           if (winograd_dx) {
             // gyc holds sample j's channel o at gyc + o * ld + j * cols.
             const winograd::Shape s = winograd_input_grad(g, count);
-            winograd::convolve<3>(s, u_dx, gyc, ld, cols, dcol, dcol + s.v_size(), nullptr, false, acc_dx,
-                                  dx + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w, chunks == 1);
+            winograd::convolve<3>(s, u_dx, bf16 ? w16 : nullptr, gyc, ld, cols, dcol, dcol + s.v_size(), nullptr, false,
+                                  acc_dx, dx + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w, chunks == 1);
             return;
           }
         }
 #endif
         if (dx != nullptr) {
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
-          if constexpr (std::is_same_v<T, float>)
-            gemm_rows(kdim, ld, g.out_c, w_t, g.out_c, gyc, ld, dcol, ld, nullptr, false, chunks == 1);
-          else
-#endif
-            gemm<T>(true, false, kdim, ld, g.out_c, T(1), w, kdim, gyc, ld, T(0), dcol, ld, chunks == 1);
+          detail::input_grad_columns(g, w, w_t, w16[0], gyc, ld, gy16, dcol, chunks == 1);
           for (std::int64_t j = 0; j < count; ++j) {
             T* dxs = dx + (first + j) * g.c * g.h * g.w;
             if (g.stride1_unpadded()) {

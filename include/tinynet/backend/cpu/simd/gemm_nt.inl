@@ -37,6 +37,34 @@ inline __m512 sum_lanes_ps(__m512 u, __m512 v) {
 
 #endif
 
+/// C[o][r] += the sum of acc[o][r]'s lanes, for the MO x MR block at c.
+template <int MO, int MR>
+inline void add_block_sums(Vec (&acc)[4][kGemmNtCols], float* c, std::int64_t ldc) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  // 128-bit lane o of `sums` = row o's four sums.
+  __m512 rows[4];
+#pragma GCC unroll 4
+  for (int o = 0; o < 4; ++o)
+    rows[o] = sum_quad_ps(sum_pair_ps(acc[o][0].v, acc[o][1].v), sum_pair_ps(acc[o][2].v, acc[o][3].v));
+  const __m512 sums = sum_lanes_ps(sum_lanes_ps(rows[0], rows[1]), sum_lanes_ps(rows[2], rows[3]));
+  // Through memory: extracting lane o takes a constant o, which an unoptimised build
+  // (the loop not unrolled) does not have.
+  alignas(64) float sum[16];
+  _mm512_store_ps(sum, sums);
+  const __mmask8 cols = static_cast<__mmask8>((1u << MR) - 1u);
+#pragma GCC unroll 4
+  for (int o = 0; o < MO; ++o) {
+    float* row = c + o * ldc;
+    _mm_mask_storeu_ps(row, cols, _mm_add_ps(_mm_maskz_loadu_ps(cols, row), _mm_load_ps(sum + 4 * o)));
+  }
+#else
+#pragma GCC unroll 4
+  for (int o = 0; o < MO; ++o)
+#pragma GCC unroll 4
+    for (int r = 0; r < MR; ++r) c[o * ldc + r] += TINYNET_ISA_NAMESPACE::sum(acc[o][r]);
+#endif
+}
+
 /// C[o][r] += sum over k of A[o][k] B[r][k] for an MO x MR block (MO <= 4, MR <= kGemmNtCols).
 template <int MO, int MR>
 inline void gemm_nt_block(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c,
@@ -66,29 +94,7 @@ inline void gemm_nt_block(const float* a, std::int64_t lda, const float* b, std:
     const Mask tail = tail_mask(k - p);
     step(p, &tail);
   }
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-  // 128-bit lane o of `sums` = row o's four sums.
-  __m512 rows[4];
-#pragma GCC unroll 4
-  for (int o = 0; o < 4; ++o)
-    rows[o] = sum_quad_ps(sum_pair_ps(acc[o][0].v, acc[o][1].v), sum_pair_ps(acc[o][2].v, acc[o][3].v));
-  const __m512 sums = sum_lanes_ps(sum_lanes_ps(rows[0], rows[1]), sum_lanes_ps(rows[2], rows[3]));
-  // Through memory: extracting lane o takes a constant o, which an unoptimised build
-  // (the loop not unrolled) does not have.
-  alignas(64) float sum[16];
-  _mm512_store_ps(sum, sums);
-  const __mmask8 cols = static_cast<__mmask8>((1u << MR) - 1u);
-#pragma GCC unroll 4
-  for (int o = 0; o < MO; ++o) {
-    float* row = c + o * ldc;
-    _mm_mask_storeu_ps(row, cols, _mm_add_ps(_mm_maskz_loadu_ps(cols, row), _mm_load_ps(sum + 4 * o)));
-  }
-#else
-#pragma GCC unroll 4
-  for (int o = 0; o < MO; ++o)
-#pragma GCC unroll 4
-    for (int r = 0; r < MR; ++r) c[o * ldc + r] += TINYNET_ISA_NAMESPACE::sum(acc[o][r]);
-#endif
+  add_block_sums<MO, MR>(acc, c, ldc);
 }
 
 /// The last `cols` (< MR) columns of a row block.

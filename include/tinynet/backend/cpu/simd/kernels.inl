@@ -9,6 +9,7 @@
 #include "tinynet/backend/cpu/simd/short_runs.inl"
 #include "tinynet/backend/cpu/simd/gemm_rows.inl"
 #include "tinynet/backend/cpu/simd/gemm_nt.inl"
+#include "tinynet/backend/cpu/simd/bf16.inl"
 #include "tinynet/backend/cpu/simd/philox.inl"
 #include "tinynet/backend/cpu/simd/winograd.inl"
 #include "tinynet/backend/cpu/simd/conv2d_one_channel.inl"

@@ -1,32 +1,59 @@
 /// \file
-/// linear's and matmul's products at one vector level. float32 at the AVX2 and AVX-512 levels reads
+/// linear's products at one vector level. float32 at the AVX2 and AVX-512 levels reads
 /// both operands in place (gemm_nt for the forward, whose inner dimension is the long one;
 /// gemm_rows for the two gradients); everything else goes through Eigen (detail/gemm.hpp),
-/// whose vector width is fixed by the program's compiler flags.
+/// whose vector width is fixed by the program's compiler flags. With bfloat16 products
+/// (autocast) the same three products take bfloat16 operands (simd/bf16.inl), prepared
+/// in scratch from the CPU caching allocator.
+
+namespace detail {
+
+/// Products big enough to pay for a second thread (as in detail/gemm.hpp).
+inline bool linear_parallel(std::int64_t batch, std::int64_t in, std::int64_t out) {
+  return batch * out * in > (std::int64_t{1} << 21);
+}
+
+/// Calls f(r0, r1) for the rows of the batch, split over the threads in blocks of 4 rows
+/// when the product pays for it.
+template <typename F>
+void for_row_blocks(std::int64_t batch, std::int64_t in, std::int64_t out, F&& f) {
+  const std::int64_t blocks = (batch + 3) / 4;
+  const std::int64_t parts = linear_parallel(batch, in, out) ? std::min<std::int64_t>(blocks, get_num_threads()) : 1;
+  if (parts == 1) return f(std::int64_t{0}, batch);
+  parallel_for(parts, 1, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t p = lo; p < hi; ++p)
+      f(std::min(batch, p * blocks / parts * 4), std::min(batch, (p + 1) * blocks / parts * 4));
+  });
+}
+
+/// dst (+)= src over n floats.
+inline void store_or_add(float* dst, const float* src, std::int64_t n, bool accumulate) {
+  for (std::int64_t i = 0; i < n; ++i) dst[i] = accumulate ? dst[i] + src[i] : src[i];
+}
+
+}  // namespace detail
 
 /// y[n,o] = sum_i x[n,i] w[o,i] + b[o]   (b may be null)
 template <typename T>
 void linear_forward(Level, const T* x, const T* w, const T* b, T* y, std::int64_t batch, std::int64_t in,
-                    std::int64_t out) {
+                    std::int64_t out, Products products) {
   for (std::int64_t n = 0; n < batch; ++n)
     for (std::int64_t o = 0; o < out; ++o) y[n * out + o] = b != nullptr ? b[o] : T(0);
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
   if constexpr (std::is_same_v<T, float>) {
-    // Rows of the batch split over the threads in blocks of gemm_nt's 4 rows, when the
-    // product is big enough to pay for a second thread (as in detail/gemm.hpp).
-    const std::int64_t blocks = (batch + 3) / 4;
-    const std::int64_t parts =
-        batch * out * in > (std::int64_t{1} << 21) ? std::min<std::int64_t>(blocks, get_num_threads()) : 1;
-    if (parts == 1) {
-      gemm_nt(batch, out, in, x, in, w, in, y, out);
+    if (products == Products::bfloat16) {
+      ScratchFloats xs(bf16::operand_floats(batch, in)), ws(bf16::operand_floats(out, in));
+      const bf16::Operand x16 = bf16::rows(batch, in, x, in, xs.data()), w16 = bf16::rows(out, in, w, in, ws.data());
+      detail::for_row_blocks(batch, in, out, [&](std::int64_t r0, std::int64_t r1) {
+        bf16::gemm_nt(r1 - r0, out, in, bf16::skip_rows(x16, r0), w16, y + r0 * out, out);
+      });
       return;
     }
-    parallel_for(parts, 1, [&](std::int64_t lo, std::int64_t hi) {
-      for (std::int64_t p = lo; p < hi; ++p) {
-        const std::int64_t r0 = std::min(batch, p * blocks / parts * 4),
-                           r1 = std::min(batch, (p + 1) * blocks / parts * 4);
-        gemm_nt(r1 - r0, out, in, x + r0 * in, in, w, in, y + r0 * out, out);
-      }
+  }
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+  if constexpr (std::is_same_v<T, float>) {
+    // Rows of the batch split over the threads in blocks of gemm_nt's 4 rows.
+    detail::for_row_blocks(batch, in, out, [&](std::int64_t r0, std::int64_t r1) {
+      gemm_nt(r1 - r0, out, in, x + r0 * in, in, w, in, y + r0 * out, out);
     });
     return;
   }
@@ -37,12 +64,23 @@ void linear_forward(Level, const T* x, const T* w, const T* b, T* y, std::int64_
 /// dx (+)= gy W
 template <typename T>
 void linear_backward_input(Level, const T* gy, const T* w, T* dx, std::int64_t batch, std::int64_t in, std::int64_t out,
-                           bool accumulate) {
+                           bool accumulate, Products products) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (products == Products::bfloat16) {
+      ScratchFloats gs(bf16::operand_floats(batch, out)), ws(bf16::operand_floats(out, in)),
+          sum(accumulate ? batch * in : 0);
+      float* to = accumulate ? sum.data() : dx;
+      bf16::gemm_rows(batch, in, out, bf16::rows(batch, out, gy, out, gs.data()),
+                      bf16::pairs(out, in, w, in, ws.data()), to, in, nullptr, false,
+                      detail::linear_parallel(batch, in, out));
+      if (accumulate) detail::store_or_add(dx, to, batch * in, true);
+      return;
+    }
+  }
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
   if constexpr (std::is_same_v<T, float>) {
     if (!accumulate)
-      return gemm_rows(batch, in, out, gy, out, w, in, dx, in, nullptr, false,
-                       batch * in * out > (std::int64_t{1} << 21));
+      return gemm_rows(batch, in, out, gy, out, w, in, dx, in, nullptr, false, detail::linear_parallel(batch, in, out));
   }
 #endif
   gemm<T>(false, false, batch, in, out, T(1), gy, out, w, in, accumulate ? T(1) : T(0), dx, in);
@@ -51,18 +89,28 @@ void linear_backward_input(Level, const T* gy, const T* w, T* dx, std::int64_t b
 /// dW (+)= gy^T x
 template <typename T>
 void linear_backward_weight(Level, const T* gy, const T* x, T* dw, std::int64_t batch, std::int64_t in,
-                            std::int64_t out, bool accumulate) {
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+                            std::int64_t out, bool accumulate, Products products) {
   if constexpr (std::is_same_v<T, float>) {
-    if (!accumulate) {
+    const bool bf16 = products == Products::bfloat16;
+    if (bf16 || (TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2 && !accumulate)) {
       // gemm_rows wants gy^T's rows: [out, batch], small next to x.
-      std::vector<float> gy_t(static_cast<std::size_t>(out * batch));
+      ScratchFloats gy_t(out * batch);
       for (std::int64_t n = 0; n < batch; ++n)
-        for (std::int64_t o = 0; o < out; ++o) gy_t[static_cast<std::size_t>(o * batch + n)] = gy[n * out + o];
-      return gemm_rows(out, in, batch, gy_t.data(), batch, x, in, dw, in, nullptr, false,
-                       batch * in * out > (std::int64_t{1} << 21));
+        for (std::int64_t o = 0; o < out; ++o) gy_t.data()[o * batch + n] = gy[n * out + o];
+      const bool parallel = detail::linear_parallel(batch, in, out);
+      if (bf16) {
+        ScratchFloats gs(bf16::operand_floats(out, batch)), xs(bf16::operand_floats(batch, in)),
+            sum(accumulate ? out * in : 0);
+        float* to = accumulate ? sum.data() : dw;
+        bf16::gemm_rows(out, in, batch, bf16::rows(out, batch, gy_t.data(), batch, gs.data()),
+                        bf16::pairs(batch, in, x, in, xs.data()), to, in, nullptr, false, parallel);
+        if (accumulate) detail::store_or_add(dw, to, out * in, true);
+        return;
+      }
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+      return gemm_rows(out, in, batch, gy_t.data(), batch, x, in, dw, in, nullptr, false, parallel);
+#endif
     }
   }
-#endif
   gemm<T>(true, false, out, in, batch, T(1), gy, out, x, in, accumulate ? T(1) : T(0), dw, in);
 }

@@ -245,14 +245,36 @@ void transform_output(const Shape& s, const float* m, const float* bias, bool re
   }
 }
 
+/// M[xi] = U[xi] V[xi] in bfloat16 (simd/bf16.inl): u16[xi] is U[xi] prepared as rows;
+/// each V[xi] is rounded in place.
+inline void multiply_bf16(const Shape& s, const bf16::Operand* u16, float* v, float* m, bool parallel) {
+  const std::int64_t ld = s.padded_tiles(), tiles = s.tiles();
+  auto one = [&](std::int64_t xi) {
+    float* plane = v + xi * s.v_plane();
+    bf16::gemm_rows(s.out_c, tiles, s.in_c, u16[xi], bf16::pairs(s.in_c, tiles, plane, ld, plane), m + xi * s.m_plane(),
+                    ld);
+  };
+  if (parallel) {
+    parallel_for(s.points(), 1, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t xi = lo; xi < hi; ++xi) one(xi);
+    });
+  } else {
+    for (std::int64_t xi = 0; xi < s.points(); ++xi) one(xi);
+  }
+}
+
 /// The convolution of a group: input tiles into v, products into m, outputs into out (see
-/// transform_input, multiply and transform_output for the arguments).
+/// transform_input, multiply and transform_output for the arguments). With `u16` (U's planes
+/// prepared as bfloat16 operands) the products run in bfloat16.
 template <int R>
-void convolve(const Shape& s, const float* u, const float* in, std::int64_t in_channel_stride,
+void convolve(const Shape& s, const float* u, const bf16::Operand* u16, const float* in, std::int64_t in_channel_stride,
               std::int64_t in_image_stride, float* v, float* m, const float* bias, bool relu, bool accumulate,
               float* out, std::int64_t out_channel_stride, std::int64_t out_image_stride, bool parallel) {
   transform_input<R>(s, in, in_channel_stride, in_image_stride, v);
-  multiply(s, u, v, m, parallel);
+  if (u16 != nullptr)
+    multiply_bf16(s, u16, v, m, parallel);
+  else
+    multiply(s, u, v, m, parallel);
   transform_output<R>(s, m, bias, relu, accumulate, out, out_channel_stride, out_image_stride);
 }
 

@@ -1,0 +1,301 @@
+/// \file
+/// autocast's bfloat16 products at one vector level: both operands rounded to bfloat16
+/// (nearest, ties to even), the products summed in float32. An operand is first prepared
+/// (`rows` for one read along its rows, `pairs` for gemm_rows' right operand), then
+/// multiplied (`gemm_rows`, `gemm_nt`: the float32 kernels' shapes and meanings).
+///
+/// At the avx512 level on a CPU with AVX512-BF16 (Isa::avx512_bf16) the products run on
+/// `vdpbf16ps`, which multiplies two pairs of bfloat16 per float32 lane and adds both to it:
+/// twice the multiply-adds of a float32 FMA per instruction. Its operands hold bfloat16
+/// pairs: rows padded to an even length, or, for gemm_rows' right operand, two rows
+/// interleaved (pairs along k), so that one 32-bit broadcast of the left operand meets a
+/// vector of pairs. Like the instruction, these conversions flush float32 denormals to
+/// zero. Everywhere else the operands are rounded to bfloat16 values held in float32 and the
+/// float32 kernels multiply them: the same products, summed in another order.
+
+namespace bf16 {
+
+/// Whether products run on vdpbf16ps here.
+inline bool native() {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  return isa() == Isa::avx512_bf16;
+#else
+  return false;
+#endif
+}
+
+using Operand = Bf16Operand;
+
+/// The operand prepared with rows() from its row r on.
+inline Operand skip_rows(Operand a, std::int64_t r) {
+  return {static_cast<const char*>(a.data) + r * a.ld * (native() ? 2 : 4), a.ld};
+}
+
+/// Floats of buffer that preparing a rows x cols operand takes, in any layout.
+inline std::int64_t operand_floats(std::int64_t rows, std::int64_t cols) { return bf16_operand_floats(rows, cols); }
+
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+
+// The functions that use AVX512-BF16 add it to the level's target; they are only called
+// after native() said the CPU has it.
+#define TINYNET_BF16_TARGET \
+  __attribute__((target("avx512bf16,avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt")))
+
+namespace detail {
+
+using TINYNET_ISA_NAMESPACE::detail::lanes_between;
+
+/// 32 bfloat16 from the first n (<= 32) of the floats at p, zeros after them.
+TINYNET_BF16_TARGET inline __m512i convert32(const float* p, std::int64_t n) {
+  const __m512 lo = _mm512_maskz_loadu_ps(lanes_between(0, n), p);
+  const __m512 hi = _mm512_maskz_loadu_ps(lanes_between(0, n - 16), p + 16);
+  return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo));
+}
+
+/// Rows of bfloat16 from rows of floats, each padded with zeros to an even length.
+TINYNET_BF16_TARGET inline void rows(std::int64_t r, std::int64_t k, const float* src, std::int64_t lds,
+                                     std::uint16_t* dst, std::int64_t ldd) {
+  for (std::int64_t i = 0; i < r; ++i) {
+    const float* s = src + i * lds;
+    std::uint16_t* d = dst + i * ldd;
+    for (std::int64_t p = 0; p < ldd; p += 32) {
+      const std::int64_t n = std::min<std::int64_t>(32, ldd - p);
+      _mm512_mask_storeu_epi16(d + p, static_cast<__mmask32>(n >= 32 ? ~0u : (1u << n) - 1u),
+                               convert32(s + p, std::max<std::int64_t>(0, std::min(n, k - p))));
+    }
+  }
+}
+
+/// dst[i][j] = the bfloat16 pair (src[2i][j], src[2i + 1][j]), the second zero past k rows.
+TINYNET_BF16_TARGET inline void pairs(std::int64_t k, std::int64_t n, const float* src, std::int64_t lds,
+                                      std::uint32_t* dst, std::int64_t ldd) {
+  // Word t of the result takes word t / 2 of lo's conversions (t even) or of hi's (t odd).
+  alignas(64) static constexpr std::uint16_t order[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
+                                                          8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+  const __m512i perm = _mm512_load_si512(order);
+  for (std::int64_t i = 0; 2 * i < k; ++i) {
+    const float* lo_row = src + 2 * i * lds;
+    const float* hi_row = 2 * i + 1 < k ? lo_row + lds : nullptr;
+    std::uint32_t* d = dst + i * ldd;
+    for (std::int64_t j = 0; j < n; j += 16) {
+      const __mmask16 m = lanes_between(0, n - j);
+      const __m512 lo = _mm512_maskz_loadu_ps(m, lo_row + j);
+      const __m512 hi = hi_row != nullptr ? _mm512_maskz_loadu_ps(m, hi_row + j) : _mm512_setzero_ps();
+      const __m512i both = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo));
+      _mm512_mask_storeu_epi32(d + j, m, _mm512_permutexvar_epi16(perm, both));
+    }
+  }
+}
+
+/// C[r][p0 .. p0 + 48) for KB rows of pairs: see gemm_rows_block (gemm_rows.inl), with k2
+/// pairs of bfloat16 along k.
+template <int KB, bool Full>
+TINYNET_BF16_TARGET inline void gemm_rows_block(const std::uint32_t* a, std::int64_t lda, const std::uint32_t* b,
+                                                std::int64_t ldb, float* c, std::int64_t ldc, std::int64_t k2,
+                                                std::int64_t left, const float* bias, bool relu) {
+  const __mmask16 m[3] = {lanes_between(0, left), lanes_between(0, left - 16), lanes_between(0, left - 32)};
+  __m512 acc[KB][3];
+#pragma GCC unroll 8
+  for (int r = 0; r < KB; ++r) acc[r][0] = acc[r][1] = acc[r][2] = _mm512_set1_ps(bias != nullptr ? bias[r] : 0.0f);
+  for (std::int64_t j = 0; j < k2; ++j) {
+    const std::uint32_t* row = b + j * ldb;
+    __m512bh v[3];
+#pragma GCC unroll 3
+    for (int q = 0; q < 3; ++q)
+      v[q] = reinterpret_cast<__m512bh>(Full ? _mm512_loadu_si512(row + 16 * q)
+                                             : _mm512_maskz_loadu_epi32(m[q], row + 16 * q));
+#pragma GCC unroll 8
+    for (int r = 0; r < KB; ++r) {
+      const __m512bh s = reinterpret_cast<__m512bh>(_mm512_set1_epi32(static_cast<int>(a[r * lda + j])));
+      acc[r][0] = _mm512_dpbf16_ps(acc[r][0], s, v[0]);
+      acc[r][1] = _mm512_dpbf16_ps(acc[r][1], s, v[1]);
+      acc[r][2] = _mm512_dpbf16_ps(acc[r][2], s, v[2]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < KB; ++r)
+    for (int q = 0; q < 3; ++q) {
+      const Vec out{acc[r][q]};
+      (relu ? TINYNET_ISA_NAMESPACE::relu(out) : out).store(c + r * ldc + 16 * q, m[q]);
+    }
+}
+
+template <int KB>
+TINYNET_BF16_TARGET inline void gemm_rows_rest(std::int64_t rows, const std::uint32_t* a, std::int64_t lda,
+                                               const std::uint32_t* b, std::int64_t ldb, float* c, std::int64_t ldc,
+                                               std::int64_t k2, std::int64_t left, const float* bias, bool relu) {
+  if constexpr (KB > 0) {
+    if (rows == KB) {
+      if (left >= 48) return gemm_rows_block<KB, true>(a, lda, b, ldb, c, ldc, k2, left, bias, relu);
+      return gemm_rows_block<KB, false>(a, lda, b, ldb, c, ldc, k2, left, bias, relu);
+    }
+    gemm_rows_rest<KB - 1>(rows, a, lda, b, ldb, c, ldc, k2, left, bias, relu);
+  }
+}
+
+/// Rows [r0, r1) of C = A B, A's rows and B's rows in pairs (k2 of them).
+TINYNET_BF16_TARGET inline void gemm_rows_range(std::int64_t r0, std::int64_t r1, std::int64_t n, std::int64_t k2,
+                                                const std::uint32_t* a, std::int64_t lda, const std::uint32_t* b,
+                                                std::int64_t ldb, float* c, std::int64_t ldc, const float* bias,
+                                                bool relu) {
+  constexpr int rb = 8;
+  for (std::int64_t p0 = 0; p0 < n; p0 += 48) {
+    std::int64_t r = r0;
+    for (; r + rb <= r1; r += rb)
+      gemm_rows_rest<rb>(rb, a + r * lda, lda, b + p0, ldb, c + r * ldc + p0, ldc, k2, n - p0,
+                         bias != nullptr ? bias + r : nullptr, relu);
+    gemm_rows_rest<rb - 1>(r1 - r, a + r * lda, lda, b + p0, ldb, c + r * ldc + p0, ldc, k2, n - p0,
+                           bias != nullptr ? bias + r : nullptr, relu);
+  }
+}
+
+/// C[o][r] += sum over k of A[o][k] B[r][k] for an MO x MR block: see gemm_nt_block
+/// (gemm_nt.inl); k, a multiple of 2, counts bfloat16.
+template <int MO, int MR>
+TINYNET_BF16_TARGET inline void gemm_nt_block(const std::uint16_t* a, std::int64_t lda, const std::uint16_t* b,
+                                              std::int64_t ldb, float* c, std::int64_t ldc, std::int64_t k) {
+  Vec acc[4][4];
+#pragma GCC unroll 4
+  for (int o = 0; o < 4; ++o)
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; ++r) acc[o][r] = Vec::zero();
+  for (std::int64_t p = 0; p < k; p += 32) {
+    const __mmask32 m = k - p >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((1u << (k - p)) - 1u);
+    __m512bh bv[MR];
+#pragma GCC unroll 4
+    for (int r = 0; r < MR; ++r) bv[r] = reinterpret_cast<__m512bh>(_mm512_maskz_loadu_epi16(m, b + r * ldb + p));
+#pragma GCC unroll 4
+    for (int o = 0; o < MO; ++o) {
+      const __m512bh av = reinterpret_cast<__m512bh>(_mm512_maskz_loadu_epi16(m, a + o * lda + p));
+#pragma GCC unroll 4
+      for (int r = 0; r < MR; ++r) acc[o][r].v = _mm512_dpbf16_ps(acc[o][r].v, av, bv[r]);
+    }
+  }
+  TINYNET_ISA_NAMESPACE::detail::add_block_sums<MO, MR>(acc, c, ldc);
+}
+
+template <int MO, int MR>
+TINYNET_BF16_TARGET inline void gemm_nt_rest(std::int64_t cols, const std::uint16_t* a, std::int64_t lda,
+                                             const std::uint16_t* b, std::int64_t ldb, float* c, std::int64_t ldc,
+                                             std::int64_t k) {
+  if constexpr (MR > 0) {
+    if (cols == MR) return gemm_nt_block<MO, MR>(a, lda, b, ldb, c, ldc, k);
+    gemm_nt_rest<MO, MR - 1>(cols, a, lda, b, ldb, c, ldc, k);
+  }
+}
+
+template <int MO>
+TINYNET_BF16_TARGET inline void gemm_nt_row_block(const std::uint16_t* a, std::int64_t lda, const std::uint16_t* b,
+                                                  std::int64_t ldb, float* c, std::int64_t ldc, std::int64_t n,
+                                                  std::int64_t k) {
+  std::int64_t r = 0;
+  for (; r + 4 <= n; r += 4) gemm_nt_block<MO, 4>(a, lda, b + r * ldb, ldb, c + r, ldc, k);
+  gemm_nt_rest<MO, 3>(n - r, a, lda, b + r * ldb, ldb, c + r, ldc, k);
+}
+
+/// C += A B^T over bfloat16 rows (k even); blocked as the float32 gemm_nt, over as many
+/// bytes per chunk of k.
+TINYNET_BF16_TARGET inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, const std::uint16_t* a,
+                                        std::int64_t lda, const std::uint16_t* b, std::int64_t ldb, float* c,
+                                        std::int64_t ldc) {
+  constexpr std::int64_t nb = 8, kMaxChunk = 1536;
+  const std::int64_t chunks = (k + kMaxChunk - 1) / kMaxChunk;
+  const std::int64_t kc = ((k + chunks - 1) / chunks + 31) / 32 * 32;
+  for (std::int64_t p = 0; p < k; p += kc) {
+    const std::int64_t kk = std::min(kc, k - p);
+    for (std::int64_t r = 0; r < n; r += nb) {
+      const std::int64_t nn = std::min(nb, n - r);
+      const std::uint16_t* bp = b + r * ldb + p;
+      std::int64_t o = 0;
+      for (; o + 4 <= m; o += 4) gemm_nt_row_block<4>(a + o * lda + p, lda, bp, ldb, c + o * ldc + r, ldc, nn, kk);
+      const std::uint16_t* ap = a + o * lda + p;
+      float* cp = c + o * ldc + r;
+      if (m - o == 1) gemm_nt_row_block<1>(ap, lda, bp, ldb, cp, ldc, nn, kk);
+      if (m - o == 2) gemm_nt_row_block<2>(ap, lda, bp, ldb, cp, ldc, nn, kk);
+      if (m - o == 3) gemm_nt_row_block<3>(ap, lda, bp, ldb, cp, ldc, nn, kk);
+    }
+  }
+}
+
+}  // namespace detail
+
+#endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+
+/// Rounds r rows of k floats to bfloat16 for a product that reads them along the rows (the
+/// left operand of gemm_rows, either operand of gemm_nt). `buf`: operand_floats(r, k)
+/// floats, or `src` itself (the operand is written no later than it is read).
+inline Operand rows(std::int64_t r, std::int64_t k, const float* src, std::int64_t lds, float* buf) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  if (native()) {
+    const std::int64_t ld = (k + 1) / 2 * 2;
+    detail::rows(r, k, src, lds, reinterpret_cast<std::uint16_t*>(buf), ld);
+    return {buf, ld};
+  }
+#endif
+  for (std::int64_t i = 0; i < r; ++i)
+    for (std::int64_t j = 0; j < k; ++j) buf[i * k + j] = tinynet::detail::round_to_bf16(src[i * lds + j]);
+  return {buf, k};
+}
+
+/// Rounds the right operand of gemm_rows, k rows of n floats, to bfloat16. `buf`:
+/// operand_floats(k, n) floats, or `src` itself.
+inline Operand pairs(std::int64_t k, std::int64_t n, const float* src, std::int64_t lds, float* buf) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  if (native()) {
+    detail::pairs(k, n, src, lds, reinterpret_cast<std::uint32_t*>(buf), n);
+    return {buf, n};
+  }
+#endif
+  return rows(k, n, src, lds, buf);
+}
+
+/// C[m, n] = A[m, k] B[k, n] (+ bias[row], then max(., 0) with `relu`) from prepared
+/// operands (a: rows, b: pairs); C is overwritten. `parallel`: rows split over the threads.
+inline void gemm_rows(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, Operand b, float* c, std::int64_t ldc,
+                      const float* bias = nullptr, bool relu = false, bool parallel = false) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  if (native()) {
+    const auto* ap = static_cast<const std::uint32_t*>(a.data);
+    const auto* bp = static_cast<const std::uint32_t*>(b.data);
+    const std::int64_t k2 = (k + 1) / 2, lda = a.ld / 2, blocks = (m + 7) / 8;
+    const std::int64_t parts = parallel ? std::min<std::int64_t>(blocks, get_num_threads()) : 1;
+    parallel_for(parts, 1, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t p = lo; p < hi; ++p)
+        detail::gemm_rows_range(std::min(m, p * blocks / parts * 8), std::min(m, (p + 1) * blocks / parts * 8), n, k2,
+                                ap, lda, bp, b.ld, c, ldc, bias, relu);
+    });
+    return;
+  }
+#endif
+  const auto* ap = static_cast<const float*>(a.data);
+  const auto* bp = static_cast<const float*>(b.data);
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+  TINYNET_ISA_NAMESPACE::gemm_rows(m, n, k, ap, a.ld, bp, b.ld, c, ldc, bias, relu, parallel);
+#else
+  gemm<float>(false, false, m, n, k, 1.0f, ap, a.ld, bp, b.ld, 0.0f, c, ldc, parallel);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      const float v = c[i * ldc + j] + (bias != nullptr ? bias[i] : 0.0f);
+      c[i * ldc + j] = relu && !(v > 0.0f) && v == v ? 0.0f : v;
+    }
+#endif
+}
+
+/// C[m, n] += A[m, k] B[n, k]^T from operands prepared with rows(). Serial.
+inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, Operand b, float* c, std::int64_t ldc) {
+  if (m <= 0 || n <= 0 || k <= 0) return;
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  if (native())
+    return detail::gemm_nt(m, n, (k + 1) / 2 * 2, static_cast<const std::uint16_t*>(a.data), a.ld,
+                           static_cast<const std::uint16_t*>(b.data), b.ld, c, ldc);
+#endif
+  const auto* ap = static_cast<const float*>(a.data);
+  const auto* bp = static_cast<const float*>(b.data);
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+  TINYNET_ISA_NAMESPACE::gemm_nt(m, n, k, ap, a.ld, bp, b.ld, c, ldc);
+#else
+  gemm<float>(false, true, m, n, k, 1.0f, ap, a.ld, bp, b.ld, 1.0f, c, ldc);
+#endif
+}
+
+}  // namespace bf16

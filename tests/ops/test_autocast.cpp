@@ -1,0 +1,462 @@
+// autocast (amp/autocast.hpp): which ops run their products in bfloat16, against float64
+// references with bounds derived from the rounding, never tuned to pass. Products of two
+// bfloat16 values are exact in float32, so an op whose operands are rounded to bfloat16 and
+// whose sums are float32 is within gamma_K * sum |a b| of the float64 sum of the rounded
+// operands (K terms; gamma_K = K u / (1 - K u), u = 2^-24: Higham, Accuracy and Stability of
+// Numerical Algorithms, 3.1), whatever the summation order, threads and vector level.
+// Winograd's products round the transformed tiles and filters instead; its bound is below.
+#include <tinynet/backend/cpu/conv2d.hpp>
+#include <tinynet/backend/cpu/detail/winograd.hpp>
+
+#include "op_testing.hpp"
+#include "thread_count_restorer.hpp"
+
+using namespace tinynet;
+using tinynet::testing::ThreadCountRestorer;
+
+// Named, not anonymous: the area's test files are compiled as one translation unit.
+namespace autocast_testing {
+
+constexpr double kBf16Unit = 0x1p-8;  // bfloat16 keeps 8 significant bits
+constexpr double kF32Unit = 0x1p-24;
+
+double gamma32(std::int64_t k) { return static_cast<double>(k) * kF32Unit / (1 - static_cast<double>(k) * kF32Unit); }
+
+Tensor uniform32(const Shape& shape, std::uint64_t seed, bool requires_grad = true) {
+  Generator gen(seed);
+  return uniform(shape, -1.0, 1.0, {.dtype = DType::float32, .requires_grad = requires_grad}, gen);
+}
+
+/// A float32 tensor's values as doubles, rounded to bfloat16 first with `round`.
+std::vector<double> values(const Tensor& t, bool round) {
+  std::vector<double> v(static_cast<std::size_t>(t.numel()));
+  const float* p = t.data<float>();
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = round ? detail::round_to_bf16(p[i]) : p[i];
+  return v;
+}
+
+/// Every element of got within bound[i] of want[i].
+void check_within(const Tensor& got, const std::vector<double>& want, const std::vector<double>& bound) {
+  REQUIRE(got.numel() == static_cast<std::int64_t>(want.size()));
+  const float* g = got.data<float>();
+  double worst = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    INFO("element " << i << ": got " << g[i] << ", want " << want[i] << ", bound " << bound[i]);
+    REQUIRE(std::fabs(g[i] - want[i]) <= bound[i]);
+    worst = std::max(worst, std::fabs(g[i] - want[i]) / std::max(bound[i], 1e-300));
+  }
+  // Not a test: how much of the bound the kernels use (bfloat16 products are not float32's).
+  UNSCOPED_INFO("worst error: " << worst << " of the bound");
+}
+
+/// Direct 2-d cross-correlation in float64, with the sum of the magnitudes of its terms.
+struct Conv {
+  std::int64_t n, c, h, w, o, k, stride, pad, oh, ow;
+  Conv(std::int64_t n_, std::int64_t c_, std::int64_t h_, std::int64_t w_, std::int64_t o_, std::int64_t k_,
+       std::int64_t stride_, std::int64_t pad_)
+      : n(n_),
+        c(c_),
+        h(h_),
+        w(w_),
+        o(o_),
+        k(k_),
+        stride(stride_),
+        pad(pad_),
+        oh((h_ + 2 * pad_ - k_) / stride_ + 1),
+        ow((w_ + 2 * pad_ - k_) / stride_ + 1) {}
+  /// Calls f(out index, input index, weight index) for every term of the convolution.
+  template <typename F>
+  void terms(F&& f) const {
+    for (std::int64_t b = 0; b < n; ++b)
+      for (std::int64_t q = 0; q < o; ++q)
+        for (std::int64_t y = 0; y < oh; ++y)
+          for (std::int64_t x = 0; x < ow; ++x)
+            for (std::int64_t ci = 0; ci < c; ++ci)
+              for (std::int64_t i = 0; i < k; ++i)
+                for (std::int64_t j = 0; j < k; ++j) {
+                  const std::int64_t iy = y * stride - pad + i, ix = x * stride - pad + j;
+                  if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                  f(((b * o + q) * oh + y) * ow + x, ((b * c + ci) * h + iy) * w + ix, ((q * c + ci) * k + i) * k + j);
+                }
+  }
+};
+
+/// want, bound for a product whose terms are a[ia] * b[ib] summed into out[io] (each
+/// output K terms at most), the operands rounded to bfloat16.
+struct Sums {
+  std::vector<double> want, mag;
+  explicit Sums(std::size_t n) : want(n), mag(n) {}
+  void add(std::int64_t at, double term) {
+    want[static_cast<std::size_t>(at)] += term;
+    mag[static_cast<std::size_t>(at)] += std::fabs(term);
+  }
+  std::vector<double> bound(std::int64_t k) const {
+    std::vector<double> b(mag.size());
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = gamma32(k) * mag[i];
+    return b;
+  }
+};
+
+/// conv2d under autocast against references on the bfloat16-rounded operands: y (with
+/// bias), dx, dw (K: c k k, o k k, n oh ow terms), and db from float32 sums of gy.
+void check_conv_im2col(const Conv& cv, std::uint64_t seed) {
+  Tensor x = uniform32({cv.n, cv.c, cv.h, cv.w}, seed), wt = uniform32({cv.o, cv.c, cv.k, cv.k}, seed + 1),
+         b = uniform32({cv.o}, seed + 2);
+  const backend::Conv2dGeometry g{cv.n,      cv.c,      cv.h,   cv.w,   cv.o,  cv.k, cv.k,
+                                  cv.stride, cv.stride, cv.pad, cv.pad, cv.oh, cv.ow};
+  REQUIRE_FALSE(backend::cpu::uses_winograd<float>(g));
+  Tensor y;
+  {
+    autocast scope;
+    y = conv2d(x, wt, b, static_cast<int>(cv.stride), static_cast<int>(cv.pad));
+  }
+  REQUIRE(y.dtype() == DType::float32);
+  const Tensor gy = uniform32(y.shape(), seed + 3, false);
+  y.backward(gy);  // outside the scope: recorded as bfloat16 products
+  const auto xv = values(x, true), wv = values(wt, true), gv = values(gy, true), gexact = values(gy, false);
+  Sums fy(static_cast<std::size_t>(y.numel())), fdx(static_cast<std::size_t>(x.numel())),
+      fdw(static_cast<std::size_t>(wt.numel()));
+  cv.terms([&](std::int64_t io, std::int64_t ix, std::int64_t iw) {
+    fy.add(io, xv[ix] * wv[iw]);
+    fdx.add(ix, gv[io] * wv[iw]);
+    fdw.add(iw, gv[io] * xv[ix]);
+  });
+  for (std::int64_t i = 0; i < y.numel(); ++i) fy.add(i, b.data<float>()[i / (cv.oh * cv.ow) % cv.o]);
+  check_within(y, fy.want, fy.bound(cv.c * cv.k * cv.k + 1));
+  check_within(x.grad(), fdx.want, fdx.bound(cv.o * cv.k * cv.k));
+  check_within(wt.grad(), fdw.want, fdw.bound(cv.n * cv.oh * cv.ow));
+  Sums fdb(static_cast<std::size_t>(cv.o));
+  for (std::int64_t i = 0; i < gy.numel(); ++i)
+    fdb.add(i / (cv.oh * cv.ow) % cv.o, gexact[static_cast<std::size_t>(i)]);
+  check_within(b.grad(), fdb.want, fdb.bound(cv.n * cv.oh * cv.ow));
+}
+
+/// The Winograd bound for the output y[n][q][y][x] of a stride-1 3x3 convolution of
+/// `in` ([n, c, h, w]) with filters `filt(q, ci, i, j)`: the products multiply the
+/// transformed tile V = B^T d B and filter U = G g G^T, each rounded to bfloat16 (relative
+/// error <= 2^-8) after float32 transforms, and A^T m A adds up to 9 of them. With
+/// |U| <= |G||g||G^T| and |V| <= |B^T||d||B| elementwise, each output is within
+///   (2 u_bf + u_bf^2 + (c + 24) u_32) * sum_{k,l} |A^T_ik||A^T_jl| sum_c |G||g||G^T| |B^T||d||B|
+/// of the exact convolution: rounding both factors, plus float32 error in the transforms
+/// (at most 4 + 4 operations each), the sum over c and the output transform (3 + 3).
+std::vector<double> winograd_bound(const std::vector<double>& in, std::int64_t n, std::int64_t c, std::int64_t h,
+                                   std::int64_t w, std::int64_t o, std::int64_t pad,
+                                   const std::function<double(std::int64_t, std::int64_t, int, int)>& filt) {
+  using Mx = backend::cpu::winograd::Matrices<3>;
+  const std::int64_t oh = h + 2 * pad - 2, ow = w + 2 * pad - 2;
+  std::vector<double> bound(static_cast<std::size_t>(n * o * oh * ow));
+  std::vector<double> ug(static_cast<std::size_t>(o * c * 16));  // |G||g||G^T|
+  for (std::int64_t q = 0; q < o; ++q)
+    for (std::int64_t ci = 0; ci < c; ++ci)
+      for (int a = 0; a < 4; ++a)
+        for (int bb = 0; bb < 4; ++bb) {
+          double s = 0;
+          for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j)
+              s += std::fabs(Mx::G[a][i]) * std::fabs(filt(q, ci, i, j)) * std::fabs(Mx::G[bb][j]);
+          ug[static_cast<std::size_t>((q * c + ci) * 16 + a * 4 + bb)] = s;
+        }
+  const double factor = 2 * kBf16Unit + kBf16Unit * kBf16Unit + static_cast<double>(c + 24) * kF32Unit;
+  std::vector<double> vd(static_cast<std::size_t>(c * 16));  // |B^T||d||B| of one tile
+  for (std::int64_t b = 0; b < n; ++b)
+    for (std::int64_t ty = 0; ty < (oh + 1) / 2; ++ty)
+      for (std::int64_t tx = 0; tx < (ow + 1) / 2; ++tx) {
+        for (std::int64_t ci = 0; ci < c; ++ci)
+          for (int a = 0; a < 4; ++a)
+            for (int bb = 0; bb < 4; ++bb) {
+              double s = 0;
+              for (int r = 0; r < 4; ++r)
+                for (int t = 0; t < 4; ++t) {
+                  const std::int64_t iy = 2 * ty - pad + r, ix = 2 * tx - pad + t;
+                  if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                  s += std::fabs(Mx::BT[a][r]) *
+                       std::fabs(in[static_cast<std::size_t>(((b * c + ci) * h + iy) * w + ix)]) *
+                       std::fabs(Mx::BT[bb][t]);
+                }
+              vd[static_cast<std::size_t>(ci * 16 + a * 4 + bb)] = s;
+            }
+        for (std::int64_t q = 0; q < o; ++q)
+          for (int i = 0; i < 2; ++i)
+            for (int j = 0; j < 2; ++j) {
+              const std::int64_t y = 2 * ty + i, x = 2 * tx + j;
+              if (y >= oh || x >= ow) continue;
+              double s = 0;
+              for (int a = 0; a < 4; ++a)
+                for (int bb = 0; bb < 4; ++bb) {
+                  const double at = std::fabs(Mx::AT[i][a]) * std::fabs(Mx::AT[j][bb]);
+                  if (at == 0) continue;
+                  for (std::int64_t ci = 0; ci < c; ++ci)
+                    s += at * ug[static_cast<std::size_t>((q * c + ci) * 16 + a * 4 + bb)] *
+                         vd[static_cast<std::size_t>(ci * 16 + a * 4 + bb)];
+                }
+              bound[static_cast<std::size_t>(((b * o + q) * oh + y) * ow + x)] = factor * s;
+            }
+      }
+  return bound;
+}
+
+}  // namespace autocast_testing
+
+using namespace autocast_testing;
+
+TEST_CASE("autocast: conv2d's im2col products are bfloat16 with float32 sums, forward and backward",
+          "[ops][autocast]") {
+  ThreadCountRestorer restore;
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    INFO(threads << " threads");
+    check_conv_im2col(Conv(3, 20, 12, 12, 50, 5, 1, 0), 100);  // LeNet's second layer, 3 images
+    check_conv_im2col(Conv(2, 3, 9, 9, 4, 5, 2, 1), 200);      // strided and padded
+    check_conv_im2col(Conv(5, 2, 6, 7, 3, 3, 1, 1), 300);      // few channels: not Winograd
+  }
+}
+
+TEST_CASE("autocast: conv2d on the Winograd path stays within the bound of its rounded transforms", "[ops][autocast]") {
+  ThreadCountRestorer restore;
+  for (int threads : {1, 2})
+    for (std::int64_t pad : {0, 1}) {
+      set_num_threads(threads);
+      INFO(threads << " threads, padding " << pad);
+      const std::int64_t n = 2, c = 16, h = 9, w = 10, o = 24;
+      Tensor x = uniform32({n, c, h, w}, 400), wt = uniform32({o, c, 3, 3}, 401);
+      const backend::Conv2dGeometry g{n, c, h, w, o, 3, 3, 1, 1, pad, pad, h + 2 * pad - 2, w + 2 * pad - 2};
+      Tensor y;
+      {
+        autocast scope;
+        y = conv2d(x, wt, Tensor(), 1, static_cast<int>(pad));
+      }
+      const Tensor gy = uniform32(y.shape(), 402, false);
+      y.backward(gy);
+      const auto xv = values(x, false), wv = values(wt, false), gv = values(gy, false);
+      const Conv cv(n, c, h, w, o, 3, 1, pad);
+      Sums fy(static_cast<std::size_t>(y.numel())), fdx(static_cast<std::size_t>(x.numel()));
+      cv.terms([&](std::int64_t io, std::int64_t ix, std::int64_t iw) {
+        fy.add(io, xv[ix] * wv[iw]);
+        fdx.add(ix, gv[io] * wv[iw]);
+      });
+      if (backend::cpu::uses_winograd<float>(g)) {
+        const auto filt = [&](std::int64_t q, std::int64_t ci, int i, int j) {
+          return wv[static_cast<std::size_t>(((q * c + ci) * 3 + i) * 3 + j)];
+        };
+        check_within(y, fy.want, winograd_bound(xv, n, c, h, w, o, pad, filt));
+        // The input gradient: gy convolved with the flipped filters, padding 2 - pad.
+        const auto flipped = [&](std::int64_t ci, std::int64_t q, int i, int j) {
+          return wv[static_cast<std::size_t>(((q * c + ci) * 3 + (2 - i)) * 3 + (2 - j))];
+        };
+        check_within(x.grad(), fdx.want, winograd_bound(gv, n, o, g.oh, g.ow, c, 2 - pad, flipped));
+      } else {
+        // At the baseline level the im2col path: the operands themselves rounded, so the
+        // exact result is within (2 u_bf + u_bf^2) sum |a b| of the rounded one.
+        WARN("level " << backend::cpu::isa_name(backend::cpu::isa()) << ": no Winograd path; checked as im2col");
+        auto by = fy.bound(c * 9), bdx = fdx.bound(o * 9);
+        for (std::size_t i = 0; i < by.size(); ++i) by[i] += (2 * kBf16Unit + kBf16Unit * kBf16Unit) * fy.mag[i];
+        for (std::size_t i = 0; i < bdx.size(); ++i) bdx[i] += (2 * kBf16Unit + kBf16Unit * kBf16Unit) * fdx.mag[i];
+        check_within(y, fy.want, by);
+        check_within(x.grad(), fdx.want, bdx);
+      }
+      // The weight gradient goes through im2col on every level.
+      const auto xr = values(x, true), gr = values(gy, true);
+      Sums fdw(static_cast<std::size_t>(wt.numel()));
+      cv.terms([&](std::int64_t io, std::int64_t ix, std::int64_t iw) { fdw.add(iw, gr[io] * xr[ix]); });
+      check_within(wt.grad(), fdw.want, fdw.bound(n * g.oh * g.ow));
+    }
+}
+
+TEST_CASE("autocast: linear and matmul products are bfloat16 with float32 sums", "[ops][autocast]") {
+  ThreadCountRestorer restore;
+  for (int threads : {1, 2})
+    for (auto [batch, in, out] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{5, 37, 11}, {64, 600, 64}}) {
+      set_num_threads(threads);
+      INFO(threads << " threads, linear " << batch << "x" << in << " -> " << out);
+      Tensor x = uniform32({batch, in}, 500), wt = uniform32({out, in}, 501), b = uniform32({out}, 502);
+      Tensor y, again;
+      {
+        autocast scope;
+        y = linear(x, wt, b);
+        again = linear(x, wt, b);  // the second backward accumulates into x's and w's gradients
+      }
+      const Tensor gy = uniform32(y.shape(), 503, false);
+      add(y, again).backward(gy);
+      const auto xv = values(x, true), wv = values(wt, true), gv = values(gy, true);
+      Sums fy(static_cast<std::size_t>(batch * out)), fdx(static_cast<std::size_t>(batch * in)),
+          fdw(static_cast<std::size_t>(out * in));
+      for (std::int64_t r = 0; r < batch; ++r)
+        for (std::int64_t q = 0; q < out; ++q) {
+          fy.add(r * out + q, b.data<float>()[q]);
+          for (std::int64_t i = 0; i < in; ++i) {
+            fy.add(r * out + q, xv[r * in + i] * wv[q * in + i]);
+            fdx.add(r * in + i, gv[r * out + q] * wv[q * in + i]);
+            fdw.add(q * in + i, gv[r * out + q] * xv[r * in + i]);
+          }
+        }
+      check_within(y, fy.want, fy.bound(in + 1));
+      // Twice the product, each within gamma_K; their float32 sum adds one rounding (<= u
+      // of its magnitude, itself <= 2 sum |a b|): within 2 gamma_(K+1) sum |a b|.
+      const auto twice = [](Sums s, std::int64_t k) {
+        auto bound = s.bound(k + 1);
+        for (std::size_t i = 0; i < bound.size(); ++i) {
+          s.want[i] *= 2;
+          bound[i] *= 2;
+        }
+        return std::pair{s.want, bound};
+      };
+      const auto [want_dx, bound_dx] = twice(fdx, out);
+      check_within(x.grad(), want_dx, bound_dx);
+      const auto [want_dw, bound_dw] = twice(fdw, batch);
+      check_within(wt.grad(), want_dw, bound_dw);
+    }
+  Tensor a = uniform32({7, 33}, 600), m = uniform32({33, 9}, 601);
+  Tensor y;
+  {
+    autocast scope;
+    y = matmul(a, m);
+  }
+  const Tensor gy = uniform32(y.shape(), 602, false);
+  y.backward(gy);
+  const auto av = values(a, true), mv = values(m, true), gv = values(gy, true);
+  Sums fy(63), fda(7 * 33), fdm(33 * 9);
+  for (std::int64_t i = 0; i < 7; ++i)
+    for (std::int64_t j = 0; j < 9; ++j)
+      for (std::int64_t p = 0; p < 33; ++p) {
+        fy.add(i * 9 + j, av[i * 33 + p] * mv[p * 9 + j]);
+        fda.add(i * 33 + p, gv[i * 9 + j] * mv[p * 9 + j]);
+        fdm.add(p * 9 + j, av[i * 33 + p] * gv[i * 9 + j]);
+      }
+  check_within(y, fy.want, fy.bound(33));
+  check_within(a.grad(), fda.want, fda.bound(9));
+  check_within(m.grad(), fdm.want, fdm.bound(7));
+}
+
+TEST_CASE("autocast: every other op runs in float32, and float64 is left alone", "[ops][autocast]") {
+  // PyTorch's CPU autocast runs these in float32 (softmax, log_softmax, the losses,
+  // reductions, batch norm) or in the input's type (relu, pooling, dropout, arithmetic):
+  // with float32 inputs, the same bits inside and outside the scope.
+  const Tensor x = uniform32({4, 3, 8, 8}, 700, false), v = uniform32({6, 10}, 701, false);
+  const Tensor target = from_vector(std::vector<std::int64_t>{1, 0, 9, 3, 3, 7}, {6});
+  const Tensor gamma = uniform32({3}, 702, false), beta = uniform32({3}, 703, false);
+  const auto run = [&] {
+    manual_seed(5);
+    return std::vector<Tensor>{relu(x),
+                               max_pool2d(x, 2),
+                               avg_pool2d(x, 2),
+                               dropout(x, 0.25),
+                               log_softmax(v, 1),
+                               softmax(v, 1),
+                               nll_loss(log_softmax(v, 1), target),
+                               cross_entropy(v, target),
+                               sum(x),
+                               mean(v),
+                               add(x, x),
+                               mul(v, v),
+                               batch_norm(x, Tensor(), Tensor(), gamma, beta, true, 0.1, 1e-5)};
+  };
+  const std::vector<Tensor> plain = run();
+  std::vector<Tensor> cast;
+  {
+    autocast scope;
+    cast = run();
+  }
+  REQUIRE(plain.size() == cast.size());
+  for (std::size_t i = 0; i < plain.size(); ++i) {
+    INFO("op " << i);
+    REQUIRE(cast[i].dtype() == DType::float32);
+    REQUIRE(std::memcmp(plain[i].data<float>(), cast[i].data<float>(), static_cast<std::size_t>(plain[i].nbytes())) ==
+            0);
+  }
+  // float64 products too: autocast casts float32 only.
+  const Tensor xd = testing::random_input({5, 40}, 704, false), wd = testing::random_input({3, 40}, 705, false);
+  const Tensor outside = linear(xd, wd);
+  Tensor inside;
+  {
+    autocast scope;
+    inside = linear(xd, wd);
+  }
+  REQUIRE(std::memcmp(outside.data<double>(), inside.data<double>(), static_cast<std::size_t>(inside.nbytes())) == 0);
+}
+
+TEST_CASE("autocast: only the scope's products change, and backward follows the recording", "[ops][autocast]") {
+  Tensor x = uniform32({8, 50}, 800), wt = uniform32({6, 50}, 801);
+  const auto grads = [&](bool record_bf16, bool backward_bf16) {
+    x.set_grad(Tensor());
+    wt.set_grad(Tensor());
+    Tensor y;
+    {
+      autocast scope(DeviceType::cpu, DType::bfloat16, record_bf16);
+      y = linear(x, wt);
+    }
+    {
+      autocast scope(DeviceType::cpu, DType::bfloat16, backward_bf16);
+      sum(mul(y, y)).backward();
+    }
+    return std::pair{y, wt.grad().clone()};
+  };
+  const auto [y32, g32] = grads(false, false);
+  const auto [y16, g16] = grads(true, false);
+  const auto [y16b, g16b] = grads(true, true);
+  const auto [y32b, g32b] = grads(false, true);
+  const auto same = [](const Tensor& a, const Tensor& b) {
+    return std::memcmp(a.data<float>(), b.data<float>(), static_cast<std::size_t>(a.nbytes())) == 0;
+  };
+  REQUIRE_FALSE(same(y32, y16));  // random operands are not bfloat16 values
+  REQUIRE_FALSE(same(g32, g16));
+  REQUIRE(same(y16, y16b));  // the node remembers how its forward multiplied...
+  REQUIRE(same(g16, g16b));
+  REQUIRE(same(y32, y32b));  // ...whatever scope its backward runs in
+  REQUIRE(same(g32, g32b));
+}
+
+TEST_CASE("autocast: scopes nest and restore, per device type", "[ops][autocast]") {
+  REQUIRE_FALSE(is_autocast_enabled());
+  {
+    autocast outer;
+    REQUIRE(is_autocast_enabled(DeviceType::cpu));
+    REQUIRE_FALSE(is_autocast_enabled(DeviceType::cuda));
+    {
+      autocast inner(DeviceType::cpu, DType::bfloat16, false);
+      REQUIRE_FALSE(is_autocast_enabled());
+    }
+    REQUIRE(is_autocast_enabled());
+  }
+  REQUIRE_FALSE(is_autocast_enabled());
+}
+
+TEST_CASE("autocast: misuse throws errors that name the problem", "[ops][autocast][errors]") {
+  REQUIRE_THROWS_WITH((autocast{DeviceType::cpu, DType::float32}),
+                      Catch::Contains("bfloat16") && Catch::Contains("float32"));
+  REQUIRE_FALSE(is_autocast_enabled());
+  // bfloat16 tensors hold values; products take float32 (autocast rounds them itself).
+  const Tensor x = uniform32({2, 3, 8, 8}, 900, false).to(DType::bfloat16), wt = uniform32({4, 3, 3, 3}, 901, false);
+  autocast scope;
+  REQUIRE_THROWS_WITH(conv2d(x, wt), Catch::Contains("conv2d") && Catch::Contains("bfloat16"));
+  REQUIRE_THROWS_WITH(linear(uniform32({2, 5}, 902, false), uniform32({3, 5}, 903, false).to(DType::float64)),
+                      Catch::Contains("linear") && Catch::Contains("float64"));
+}
+
+TEST_CASE("autocast: training is deterministic for a seed and a thread count", "[ops][autocast]") {
+  ThreadCountRestorer restore;
+  set_num_threads(2);
+  const auto train = [] {
+    manual_seed(3);
+    Tensor w1 = uniform32({16, 1, 3, 3}, 1000), w2 = uniform32({16, 16, 3, 3}, 1001),
+           w3 = uniform32({10, 16 * 4 * 4}, 1002);
+    const Tensor x = uniform32({8, 1, 12, 12}, 1003, false);
+    const Tensor target = from_vector(std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7}, {8});
+    optim::SGD sgd({w1, w2, w3}, {.lr = 0.1, .momentum = 0.9});
+    for (int step = 0; step < 3; ++step) {
+      sgd.zero_grad();
+      Tensor loss;
+      {
+        autocast scope;
+        Tensor h = max_pool2d(conv2d_relu(conv2d_relu(x, w1), w2), 2);
+        loss = nll_loss(log_softmax(linear(dropout(h.reshape({8, 16 * 4 * 4}), 0.25), w3), 1), target);
+      }
+      loss.backward();
+      sgd.step();
+    }
+    return std::vector<Tensor>{w1, w2, w3};
+  };
+  const auto first = train(), second = train();
+  for (std::size_t i = 0; i < first.size(); ++i)
+    REQUIRE(std::memcmp(first[i].data<float>(), second[i].data<float>(), static_cast<std::size_t>(first[i].nbytes())) ==
+            0);
+}
