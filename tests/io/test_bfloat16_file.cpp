@@ -102,3 +102,16 @@ TEST_CASE("bfloat16 file: PyTorch files store torch.bfloat16 bit for bit", "[io]
       load_pytorch_state_dict_from_bytes(archive(state_dict_pickle({spec}), {{"0", short_storage}}), "short.pt"),
       FormatError, Says("short.pt") && Says("storage '0' declares 3 elements of 2 bytes, its entry holds 5 bytes"));
 }
+
+TEST_CASE("bfloat16 file: checkpoints keep bfloat16 entries bit for bit", "[io][checkpoint][bfloat16]") {
+  Checkpoint c;
+  c.model.insert("all", every_bf16_pattern());
+  c.optimizer.insert("beside", ones({2}));
+  c.epoch = 3;
+  TempDir dir;
+  save_checkpoint(dir / "bf16.ckpt", c);
+  const Checkpoint back = load_checkpoint(dir / "bf16.ckpt");
+  CHECK(bitwise_equal(back.model, c.model));
+  CHECK(bitwise_equal(back.optimizer, c.optimizer));
+  CHECK(back.epoch == 3);
+}
