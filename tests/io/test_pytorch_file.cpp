@@ -13,7 +13,7 @@ TEST_CASE("pytorch file: every dtype and rank round-trips bit for bit", "[io][py
   manual_seed(3);
   StateDict sd;
   int i = 0;
-  for (DType dt : {DType::float32, DType::float64, DType::int32, DType::int64}) {
+  for (DType dt : {DType::float32, DType::float64, DType::int32, DType::int64, DType::bfloat16}) {
     Shape shape;
     for (int rank = 0; rank <= Shape::kMaxRank; ++rank) {
       sd.insert(std::string(dtype_name(dt)) + "." + std::to_string(rank),

@@ -122,7 +122,9 @@ TEST_CASE("pytorch hostile: negative and overflowing sizes, strides and offsets"
 }
 
 TEST_CASE("pytorch hostile: dtypes tinynet does not read are named", "[io][pytorch][hostile]") {
-  expect_rejected(with_tensor({.storage_type = "HalfStorage"}), "torch.HalfStorage");
+  expect_rejected(
+      with_tensor({.storage_type = "HalfStorage"}),
+      "torch.HalfStorage, which tinynet does not read (it reads float32, float64, int32, int64 and bfloat16 tensors)");
   expect_rejected(with_tensor({.storage_type = "UntypedStorage"}), "torch.UntypedStorage");
 }
 

@@ -35,7 +35,7 @@ Shape shape_of_rank(int rank) {
 TEST_CASE("io round trip: every dtype at ranks 0 to 6, bitwise, through a file", "[io][roundtrip]") {
   StateDict sd;
   std::uint64_t seed = 1;
-  for (DType dt : {DType::float32, DType::float64, DType::int32, DType::int64})
+  for (DType dt : {DType::float32, DType::float64, DType::int32, DType::int64, DType::bfloat16})
     for (int rank = 0; rank <= Shape::kMaxRank; ++rank)
       sd.insert(std::string(dtype_name(dt)) + ".rank" + std::to_string(rank),
                 random_bits(shape_of_rank(rank), dt, seed++));

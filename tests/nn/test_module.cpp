@@ -112,6 +112,17 @@ TEST_CASE("nested modules get dotted names and shared weights accumulate both us
   CHECK(r.max_rel_error <= 1e-6);
 }
 
+TEST_CASE("to(dtype) refuses bfloat16 before converting anything", "[nn][module][errors][bfloat16]") {
+  Nested m;
+  CHECK_THROWS_AS(m.to(DType::bfloat16), TypeError);
+  CHECK_THROWS_WITH(m.to(DType::bfloat16),
+                    Catch::StartsWith("Module::to: modules hold float32 or float64 parameters, got bfloat16"));
+  for (const Tensor& p : m.parameters()) {
+    CHECK(p.dtype() == DType::float32);
+    CHECK(p.requires_grad());
+  }
+}
+
 TEST_CASE("state_dict round trip and load errors name the entry", "[nn][module][errors]") {
   manual_seed(2);
   Net a;
