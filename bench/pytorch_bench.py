@@ -3,11 +3,15 @@
 networks on real MNIST held in memory, the same batches, warm-up then timed batches), or
 an SGEMM through PyTorch's BLAS; prints one JSON object.
 
-  /usr/bin/python3 bench/pytorch_bench.py --model net --threads 2 --batches 100 --data-dir DIR [--tuned]
+  /usr/bin/python3 bench/pytorch_bench.py --model net --threads 2 --batches 100 --data-dir DIR [--tuned] [--autocast bf16]
   /usr/bin/python3 bench/pytorch_bench.py --sgemm 2048 --threads 2 --tuned
 
 --tuned keeps OpenBLAS from starting threads of its own next to PyTorch's
-(OPENBLAS_NUM_THREADS=1), which is how PyTorch 1.13 from Debian is fastest on few cores."""
+(OPENBLAS_NUM_THREADS=1), which is how PyTorch 1.13 from Debian is fastest on few cores.
+--autocast bf16 runs the forward and the loss inside torch.autocast('cpu', dtype=torch.bfloat16)
+(convolutions and linear layers in bfloat16, weights kept in float32), the backward and the
+optimizer step outside it, as PyTorch's documentation recommends; the JSON's "autocast" says
+which ("bf16" or null) and "forward_dtype" the dtype autocast gave the first convolution."""
 import argparse
 import gzip
 import json
@@ -27,6 +31,8 @@ parser.add_argument("--data-dir", default="data")
 parser.add_argument("--tuned", action="store_true")
 parser.add_argument("--sgemm", type=int, default=0)
 parser.add_argument("--device", default="cpu", help="cpu or cuda (data and model held on the device)")
+parser.add_argument("--autocast", default="off", choices=["off", "bf16"],
+                    help="bf16: forward and loss under torch.autocast(dtype=torch.bfloat16)")
 args = parser.parse_args()
 reexec_if_tuned(args.tuned)
 
@@ -37,7 +43,8 @@ import torch.nn.functional as F  # noqa: E402
 
 torch.set_num_threads(args.threads)
 torch.manual_seed(1)
-impl = impl_name(args.tuned)
+autocast = None if args.autocast == "off" else args.autocast
+impl = impl_name(args.tuned, autocast)
 
 if args.sgemm:
     n = args.sgemm
@@ -119,8 +126,15 @@ def sync():
 def step(s):
     idx = torch.arange(s * batch, (s + 1) * batch, device=device) % n  # the same samples train_bench uses
     opt.zero_grad()
-    F.nll_loss(model(images[idx]), labels[idx]).backward()
+    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast == "bf16"):
+        loss = F.nll_loss(model(images[idx]), labels[idx])
+    loss.backward()  # outside autocast; its ops follow the dtypes the forward recorded
     opt.step()
+
+
+# The dtype autocast gives the first convolution's output (float32 without autocast).
+with torch.no_grad(), torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast == "bf16"):
+    forward_dtype = str(model.conv1(images[:1]).dtype).replace("torch.", "")
 
 
 for s in range(args.warmup):
@@ -133,7 +147,7 @@ sync()
 secs = time.perf_counter() - t0
 imgs = args.batches * batch
 print(json.dumps({
-    "impl": impl, "torch": torch.__version__, "device": args.device, "model": args.model, "threads": torch.get_num_threads(), "batch": batch, "batches": args.batches,
+    "impl": impl, "autocast": autocast, "forward_dtype": forward_dtype, "torch": torch.__version__, "device": args.device, "model": args.model, "threads": torch.get_num_threads(), "batch": batch, "batches": args.batches,
     "seconds": round(secs, 4), "images_per_s": round(imgs / secs, 1), "gflops": round(imgs * 6 * macs / secs / 1e9, 2),
     "epoch_s": round(60000 / (imgs / secs), 2),
     "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))

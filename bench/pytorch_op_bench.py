@@ -2,9 +2,13 @@
 """PyTorch's side of bench/op_bench: forward and backward of single ops at the MNIST
 example's shapes, median milliseconds; one JSON object per op.
 
-  /usr/bin/python3 bench/pytorch_op_bench.py --threads 2 [--reps 30] [--warmup 5] [--tuned] [--only net.conv2]
+  /usr/bin/python3 bench/pytorch_op_bench.py --threads 2 [--reps 30] [--warmup 5] [--tuned] [--only net.conv2] [--autocast bf16]
 
---tuned: OPENBLAS_NUM_THREADS=1 (bench/torch_tuning.py)."""
+--tuned: OPENBLAS_NUM_THREADS=1 (bench/torch_tuning.py).
+--autocast bf16: only the convolutions and linear layers (the ops CPU autocast runs in
+bfloat16), each forward inside torch.autocast('cpu', dtype=torch.bfloat16) from float32
+inputs and weights (so the casts are timed too, as in autocast training), the backward
+outside it; the JSON gets "autocast" and the output's "dtype"."""
 import argparse
 import json
 import statistics
@@ -18,6 +22,7 @@ parser.add_argument("--reps", type=int, default=30)
 parser.add_argument("--warmup", type=int, default=5)
 parser.add_argument("--tuned", action="store_true")
 parser.add_argument("--only", default="")
+parser.add_argument("--autocast", default="off", choices=["off", "bf16"])
 args = parser.parse_args()
 reexec_if_tuned(args.tuned)
 
@@ -26,11 +31,12 @@ import torch.nn.functional as F  # noqa: E402
 
 torch.set_num_threads(args.threads)
 torch.manual_seed(1)
-impl = impl_name(args.tuned)
+autocast = None if args.autocast == "off" else args.autocast
+impl = impl_name(args.tuned, autocast)
 
 
 def time_op(name, shapes, forward):
-    if args.only not in name:
+    if args.only not in name or (autocast and forward not in (conv, lin)):
         return
     inputs = [torch.randn(*s, requires_grad=True) for s in shapes]
     fwd, bwd, gy = [], [], None
@@ -38,7 +44,8 @@ def time_op(name, shapes, forward):
         for t in inputs:
             t.grad = None
         t0 = time.perf_counter()
-        y = forward(inputs)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast == "bf16"):
+            y = forward(inputs)
         f = time.perf_counter() - t0
         if gy is None and y.dim() > 0:
             gy = torch.randn_like(y)
@@ -48,7 +55,8 @@ def time_op(name, shapes, forward):
         if r >= args.warmup:
             fwd.append(f * 1e3)
             bwd.append(b * 1e3)
-    print(json.dumps({"impl": impl, "op": name, "threads": torch.get_num_threads(),
+    print(json.dumps({"impl": impl, "autocast": autocast, "dtype": str(y.dtype).replace("torch.", ""),
+                      "op": name, "threads": torch.get_num_threads(),
                       "forward_ms": round(statistics.median(fwd), 4), "backward_ms": round(statistics.median(bwd), 4)}),
           flush=True)
 

@@ -14,6 +14,12 @@ alternation, so a change is measured against what it replaces in the same run.
 --native-build-dir DIR adds a -march=native build (preset release-native), and --levels
 avx2,baseline runs the main build again capped at those CPU vector levels (TINYNET_CPU_ISA),
 so that every build and level is compared in the same alternation.
+--autocast adds bfloat16 mixed precision to the alternation: tinynet-bf16 (the main build's
+train_bench --autocast bf16; without AVX512-BF16 tinynet falls back itself), pytorch-bf16
+(pytorch_bench.py --tuned --autocast bf16: forward and loss under torch.autocast) and
+pytorch-bf16-untuned (the same without --tuned, which was as fast or faster for NET in a
+first smoke run), and a table of both against float32 with the two ratios of issue 18
+(PyTorch's bf16 figure: the faster of its two settings, as for float32).
 """
 import argparse
 import json
@@ -40,6 +46,8 @@ parser.add_argument("--no-build-time", action="store_true", help="skip timing th
 parser.add_argument("--baseline-build-dir", help="another tinynet build whose train_bench runs in the same alternation")
 parser.add_argument("--native-build-dir", help="a -march=native build whose train_bench runs in the same alternation")
 parser.add_argument("--levels", default="", help="CPU vector levels to cap the main build at too, e.g. avx2,baseline")
+parser.add_argument("--autocast", action="store_true",
+                    help="also run tinynet and PyTorch with bfloat16 autocast (tinynet-bf16, pytorch-bf16)")
 args = parser.parse_args()
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -93,11 +101,17 @@ if native_bin:
 for lv in levels:
     impls["tinynet@" + lv] = impls["tinynet"]
     impl_env["tinynet@" + lv] = {"TINYNET_CPU_ISA": lv}
+if args.autocast:
+    impls["tinynet-bf16"] = lambda m, t: impls["tinynet"](m, t) + ["--autocast", "bf16"]
+    impls["pytorch-bf16"] = lambda m, t: impls["pytorch-tuned"](m, t) + ["--autocast", "bf16"]
+    impls["pytorch-bf16-untuned"] = lambda m, t: impls["pytorch"](m, t) + ["--autocast", "bf16"]
 for t in threads:
     for rep in range(args.reps):
         for m in models:
             for name, cmd in impls.items():  # alternate implementations within each repetition
                 r = run(cmd(m, t), impl_env.get(name))
+                if "-bf16" in name and r.get("autocast") != "bf16":
+                    print(f"  warning: {name} reported autocast {r.get('autocast')!r}, not 'bf16'", file=sys.stderr)
                 r["impl"], r["rep"] = name, rep
                 results["runs"].append(r)
                 print(f"  {name:14s} {m:6s} {t} threads rep {rep}: {r['images_per_s']:8.0f} images/s", file=sys.stderr)
@@ -204,6 +218,31 @@ if native_bin or levels:
         row["by_build"] = {c: median(c, m, t) for c in cols}
         best = max(row["pytorch_images_per_s"], row["pytorch_tuned_images_per_s"])
         print(f"{m:6s} {t:7d} " + " ".join(f"{row['by_build'][c]:16.0f}" for c in cols) + f" {best:9.0f}")
+if args.autocast:
+    # Issue 18's targets: tinynet bf16 at least 2x PyTorch's autocast bf16, and at least
+    # 1.5x tinynet's own float32 (ratios of images/s: > 1 means the first is faster).
+    print("\nbfloat16 autocast, images/s (medians; ratios of images/s, > 1: the first is faster)")
+    print(f"{'model':6s} {'threads':>7s} {'tinynet f32':>11s} {'tinynet bf16':>12s} {'PyTorch f32':>11s} "
+          f"{'PyTorch bf16':>12s} {'bf16 vs PyTorch bf16':>20s} {'bf16 vs f32':>11s}")
+    bf16_table = []
+    for row in table:
+        m, t = row["model"], row["threads"]
+        b = {"model": m, "threads": t, "tinynet_images_per_s": row["tinynet_images_per_s"],
+             "tinynet_bf16_images_per_s": median("tinynet-bf16", m, t),
+             "pytorch_best_images_per_s": max(row["pytorch_images_per_s"], row["pytorch_tuned_images_per_s"]),
+             "pytorch_bf16_tuned_images_per_s": median("pytorch-bf16", m, t),
+             "pytorch_bf16_untuned_images_per_s": median("pytorch-bf16-untuned", m, t),
+             "tinynet_bf16_autocast": sorted({str(r.get("autocast")) for r in results["runs"]
+                                              if r["impl"] == "tinynet-bf16" and r["model"] == m and r["threads"] == t})}
+        b["pytorch_bf16_images_per_s"] = max(b["pytorch_bf16_tuned_images_per_s"], b["pytorch_bf16_untuned_images_per_s"])
+        b["tinynet_bf16_over_pytorch_bf16"] = b["tinynet_bf16_images_per_s"] / b["pytorch_bf16_images_per_s"]
+        b["tinynet_bf16_over_tinynet_f32"] = b["tinynet_bf16_images_per_s"] / b["tinynet_images_per_s"]
+        bf16_table.append(b)
+        print(f"{m:6s} {t:7d} {b['tinynet_images_per_s']:11.0f} {b['tinynet_bf16_images_per_s']:12.0f} "
+              f"{b['pytorch_best_images_per_s']:11.0f} {b['pytorch_bf16_images_per_s']:12.0f} "
+              f"{b['tinynet_bf16_over_pytorch_bf16']:20.2f} {b['tinynet_bf16_over_tinynet_f32']:11.2f}")
+    print("targets: tinynet bf16 / PyTorch bf16 >= 2, tinynet bf16 / tinynet f32 >= 1.5")
+    results["bf16_table"] = bf16_table
 for s in results["sgemm"]:
     print(f"SGEMM 2048 through {s['impl']:8s} {s['threads']} threads: {s['gflops']:.1f} GFLOP/s")
 print("time ratio = tinynet time / the faster PyTorch's time (< 1: tinynet is faster)")

@@ -12,5 +12,6 @@ def reexec_if_tuned(tuned):
         os.execv(sys.executable, [sys.executable, *sys.argv])
 
 
-def impl_name(tuned):
-    return "pytorch-tuned" if tuned else "pytorch"
+def impl_name(tuned, autocast=None):
+    """pytorch, pytorch-tuned, and with --autocast bf16: pytorch-bf16, pytorch-tuned-bf16."""
+    return ("pytorch-tuned" if tuned else "pytorch") + (f"-{autocast}" if autocast else "")

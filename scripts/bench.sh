@@ -12,6 +12,8 @@ cmake --build --preset release --target train_bench op_bench
 cmake --preset release-native
 cmake --build --preset release-native --target train_bench
 # train_bench fetches MNIST into the data dir when it is missing (MD5-verified). The
-# default build also runs capped at each lower vector level (TINYNET_CPU_ISA).
+# default build also runs capped at each lower vector level (TINYNET_CPU_ISA). --autocast adds
+# bfloat16 mixed precision (tinynet-bf16, PyTorch autocast bf16) and its table; on a CPU
+# without AVX512-BF16 tinynet's bf16 row still runs (tinynet falls back itself).
 python3 bench/run.py --build-dir build/release --native-build-dir build/release-native --levels avx2,baseline \
-  --data-dir "${TINYNET_DATA_DIR:-data}" "$@"
+  --autocast --data-dir "${TINYNET_DATA_DIR:-data}" "$@"
