@@ -1,0 +1,80 @@
+// autocast on the device: conv2d, linear and matmul of float32 device tensors multiply
+// bfloat16-rounded operands with float32 sums (cuBLAS's bfloat16 GEMM on a GPU, rounded
+// copies for the CPU GEMM on the emulated device), forward and backward. Each result is
+// within gamma_K * sum |a b| of the float64 result on the rounded operands, K the terms
+// per sum (the bound and why: tests/ops/test_autocast.cpp).
+#include "device_testing.hpp"
+
+using namespace tinynet;
+using namespace tinynet::testing;
+
+// Named, not anonymous: the area's test files may be compiled as one translation unit.
+namespace device_autocast {
+
+double gamma32(std::int64_t k) { return static_cast<double>(k) * 0x1p-24 / (1 - static_cast<double>(k) * 0x1p-24); }
+
+/// t on the host in float64, rounded to bfloat16 (and made non-negative with `absolute`),
+/// a leaf that requires grad.
+Tensor rounded64(const Tensor& t, bool absolute, bool requires_grad = true) {
+  Tensor r = host(t).detach().to(DType::bfloat16).to(DType::float64);
+  if (absolute)
+    for (std::int64_t i = 0; i < r.numel(); ++i) r.data<double>()[i] = std::fabs(r.data<double>()[i]);
+  if (requires_grad) r.requires_grad_();
+  return r;
+}
+
+/// got within gamma32(k) * mag of want, elementwise.
+void check_bound(const Tensor& got, const Tensor& want, const Tensor& mag, std::int64_t k) {
+  const std::vector<double> g = values(host(got)), w = values(want), m = values(mag);
+  REQUIRE(g.size() == w.size());
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    INFO("element " << i << ": got " << g[i] << ", want " << w[i]);
+    REQUIRE(std::fabs(g[i] - w[i]) <= gamma32(k) * m[i]);
+  }
+}
+
+/// f under autocast on device copies of `inputs` (float32, requiring grad) against f in
+/// float64 on their rounded values: the output (sums of k_out terms) and each input's
+/// gradient of sum(out * v) (k_grad[i] terms).
+void check_autocast(const std::function<Tensor(std::span<const Tensor>)>& f, const std::vector<Tensor>& inputs,
+                    std::int64_t k_out, const std::vector<std::int64_t>& k_grad) {
+  std::vector<Tensor> dev, ref, mag;
+  for (const Tensor& t : inputs) {
+    dev.push_back(on_device(t));
+    ref.push_back(rounded64(t, false));
+    mag.push_back(rounded64(t, true));
+  }
+  Tensor out;
+  {
+    autocast scope(DeviceType::cuda, DType::bfloat16);
+    out = f(dev);
+  }
+  REQUIRE(out.device() == kCuda);
+  REQUIRE(out.dtype() == DType::float32);
+  const Tensor v = input32(out.shape(), 77, false);
+  out.backward(v.to(kCuda));
+  const Tensor out_ref = f(ref), out_mag = f(mag);
+  out_ref.backward(rounded64(v, false, false));
+  out_mag.backward(rounded64(v, true, false));
+  {
+    INFO("forward");
+    check_bound(out, out_ref, out_mag, k_out);
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    INFO("gradient of input " << i);
+    check_bound(dev[i].grad(), ref[i].grad(), mag[i].grad(), k_grad[i]);
+  }
+}
+
+}  // namespace device_autocast
+
+TEST_CASE("autocast on the device: linear, matmul and conv2d multiply in bfloat16", "[cuda][autocast]") {
+  using device_autocast::check_autocast;
+  const auto lin = [](std::span<const Tensor> in) { return linear(in[0], in[1]); };
+  check_autocast(lin, {input32({6, 70}, 1), input32({9, 70}, 2)}, 70, {9, 6});
+  const auto mm = [](std::span<const Tensor> in) { return matmul(in[0], in[1]); };
+  check_autocast(mm, {input32({5, 33}, 3), input32({33, 8}, 4)}, 33, {8, 5});
+  const auto conv = [](std::span<const Tensor> in) { return conv2d(in[0], in[1], Tensor(), 1, 1); };
+  // 3 x 3 x 4 terms per output; 3 x 3 x 5 per input gradient; 2 x 7 x 6 per weight gradient.
+  check_autocast(conv, {input32({2, 4, 7, 6}, 5), input32({5, 4, 3, 3}, 6)}, 36, {45, 84});
+}
