@@ -265,8 +265,10 @@ TEST_CASE("autocast: conv2d on the Winograd path stays within the bound of its r
 TEST_CASE("autocast: linear and matmul products are bfloat16 with float32 sums", "[ops][autocast]") {
   ThreadCountRestorer restore;
   for (int threads : {1, 2})
-    for (auto [batch, in, out] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{5, 37, 11}, {64, 600, 64}}) {
+    for (auto [batch, in, out] :
+         {std::tuple<std::int64_t, std::int64_t, std::int64_t>{5, 37, 11}, {64, 600, 64}, {64, 4200, 70}}) {
       set_num_threads(threads);
+      // The last is large enough for its operands to be prepared by both threads.
       INFO(threads << " threads, linear " << batch << "x" << in << " -> " << out);
       Tensor x = uniform32({batch, in}, 500), wt = uniform32({out, in}, 501), b = uniform32({out}, 502);
       Tensor y, again;

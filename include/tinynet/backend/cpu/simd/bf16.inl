@@ -221,19 +221,38 @@ TINYNET_BF16_TARGET inline void gemm_nt(std::int64_t m, std::int64_t n, std::int
 
 #endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
 
+/// Calls f(r0, r1) over [0, rows): split over the threads when the operand is large
+/// (linear's weights: the conversion is a pass over memory) and not prepared in place
+/// (in place, each row is written over rows already read, so rows go in order).
+template <typename F>
+void for_row_parts(std::int64_t rows, std::int64_t cols, bool in_place, F&& f) {
+  const std::int64_t parts =
+      in_place || rows * cols < (std::int64_t{1} << 18) ? 1 : std::min<std::int64_t>(rows, get_num_threads());
+  if (parts == 1) return f(std::int64_t{0}, rows);
+  parallel_for(parts, 1, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t p = lo; p < hi; ++p) f(p * rows / parts, (p + 1) * rows / parts);
+  });
+}
+
 /// Rounds r rows of k floats to bfloat16 for a product that reads them along the rows (the
 /// left operand of gemm_rows, either operand of gemm_nt). `buf`: operand_floats(r, k)
 /// floats, or `src` itself (the operand is written no later than it is read).
 inline Operand rows(std::int64_t r, std::int64_t k, const float* src, std::int64_t lds, float* buf) {
+  const bool in_place = src == buf;
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
   if (native()) {
     const std::int64_t ld = (k + 1) / 2 * 2;
-    detail::rows(r, k, src, lds, reinterpret_cast<std::uint16_t*>(buf), ld);
+    auto* dst = reinterpret_cast<std::uint16_t*>(buf);
+    for_row_parts(r, k, in_place, [&](std::int64_t r0, std::int64_t r1) {
+      detail::rows(r1 - r0, k, src + r0 * lds, lds, dst + r0 * ld, ld);
+    });
     return {buf, ld};
   }
 #endif
-  for (std::int64_t i = 0; i < r; ++i)
-    for (std::int64_t j = 0; j < k; ++j) buf[i * k + j] = tinynet::detail::round_to_bf16(src[i * lds + j]);
+  for_row_parts(r, k, in_place, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t i = r0; i < r1; ++i)
+      for (std::int64_t j = 0; j < k; ++j) buf[i * k + j] = tinynet::detail::round_to_bf16(src[i * lds + j]);
+  });
   return {buf, k};
 }
 
@@ -242,7 +261,10 @@ inline Operand rows(std::int64_t r, std::int64_t k, const float* src, std::int64
 inline Operand pairs(std::int64_t k, std::int64_t n, const float* src, std::int64_t lds, float* buf) {
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
   if (native()) {
-    detail::pairs(k, n, src, lds, reinterpret_cast<std::uint32_t*>(buf), n);
+    auto* dst = reinterpret_cast<std::uint32_t*>(buf);
+    for_row_parts((k + 1) / 2, 2 * n, src == buf, [&](std::int64_t p0, std::int64_t p1) {
+      detail::pairs(std::min(k, 2 * p1) - 2 * p0, n, src + 2 * p0 * lds, lds, dst + p0 * n, n);
+    });
     return {buf, n};
   }
 #endif
