@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <ostream>
 #include <type_traits>
+#include <utility>
 
 #include "tinynet/core/bfloat16.hpp"
 #include "tinynet/core/error.hpp"
@@ -124,19 +125,8 @@ decltype(auto) dispatch_arithmetic(DType t, const char* op, F&& f) {
 /// or tinynet::bfloat16 (whose arithmetic must go through float: `static_cast<float>(x)`).
 template <typename F>
 decltype(auto) dispatch_all(DType t, F&& f) {
-  switch (t) {
-    case DType::float32:
-      return f.template operator()<float>();
-    case DType::float64:
-      return f.template operator()<double>();
-    case DType::int32:
-      return f.template operator()<std::int32_t>();
-    case DType::int64:
-      return f.template operator()<std::int64_t>();
-    case DType::bfloat16:
-      return f.template operator()<bfloat16>();
-  }
-  throw TypeError("unknown dtype");
+  if (t == DType::bfloat16) return f.template operator()<bfloat16>();
+  return dispatch_arithmetic(t, "dispatch_all", std::forward<F>(f));
 }
 
 }  // namespace tinynet
