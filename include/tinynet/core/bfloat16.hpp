@@ -38,6 +38,11 @@ TINYNET_HOST_DEVICE inline float bf16_bits_to_float(std::uint16_t b) {
 /// f rounded to the nearest bfloat16, as a float.
 TINYNET_HOST_DEVICE inline float round_to_bf16(float f) { return bf16_bits_to_float(float_to_bf16_bits(f)); }
 
+/// dst[i] = src[i] rounded to the nearest bfloat16, for n floats (dst may be src).
+inline void round_to_bf16(const float* src, std::int64_t n, float* dst) {
+  for (std::int64_t i = 0; i < n; ++i) dst[i] = round_to_bf16(src[i]);
+}
+
 /// d cut to float toward zero, with the last mantissa bit set when that dropped anything
 /// ("round to odd"). Rounding this float to bfloat16 (16 bits shorter) gives the bfloat16
 /// nearest d: the set bit keeps a value just above or below a tie from looking like one.

@@ -55,8 +55,8 @@ void matmul(Tag, const T* a, const T* b, T* c, std::int64_t m, std::int64_t k, s
   if constexpr (std::is_same_v<T, float>) {
     if (products == Products::bfloat16) {
       ScratchFloats ra(m * k), rb(k * n);
-      for (std::int64_t i = 0; i < m * k; ++i) ra.data()[i] = tinynet::detail::round_to_bf16(a[i]);
-      for (std::int64_t i = 0; i < k * n; ++i) rb.data()[i] = tinynet::detail::round_to_bf16(b[i]);
+      tinynet::detail::round_to_bf16(a, m * k, ra.data());
+      tinynet::detail::round_to_bf16(b, k * n, rb.data());
       return gemm<T>(trans_a, trans_b, m, n, k, T(1), ra.data(), trans_a ? m : k, rb.data(), trans_b ? k : n,
                      accumulate ? T(1) : T(0), c, n);
     }

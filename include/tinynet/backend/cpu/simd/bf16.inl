@@ -31,9 +31,6 @@ inline Operand skip_rows(Operand a, std::int64_t r) {
   return {static_cast<const char*>(a.data) + r * a.ld * (native() ? 2 : 4), a.ld};
 }
 
-/// Floats of buffer that preparing a rows x cols operand takes, in any layout.
-inline std::int64_t operand_floats(std::int64_t rows, std::int64_t cols) { return bf16_operand_floats(rows, cols); }
-
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
 
 // The functions that use AVX512-BF16 add it to the level's target; they are only called
@@ -219,6 +216,8 @@ TINYNET_BF16_TARGET inline void gemm_nt(std::int64_t m, std::int64_t n, std::int
 
 }  // namespace detail
 
+#undef TINYNET_BF16_TARGET
+
 #endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
 
 /// Calls f(r0, r1) over [0, rows): split over the threads when the operand is large
@@ -235,7 +234,7 @@ void for_row_parts(std::int64_t rows, std::int64_t cols, bool in_place, F&& f) {
 }
 
 /// Rounds r rows of k floats to bfloat16 for a product that reads them along the rows (the
-/// left operand of gemm_rows, either operand of gemm_nt). `buf`: operand_floats(r, k)
+/// left operand of gemm_rows, either operand of gemm_nt). `buf`: bf16_operand_floats(r, k)
 /// floats, or `src` itself (the operand is written no later than it is read).
 inline Operand rows(std::int64_t r, std::int64_t k, const float* src, std::int64_t lds, float* buf) {
   const bool in_place = src == buf;
@@ -250,14 +249,13 @@ inline Operand rows(std::int64_t r, std::int64_t k, const float* src, std::int64
   }
 #endif
   for_row_parts(r, k, in_place, [&](std::int64_t r0, std::int64_t r1) {
-    for (std::int64_t i = r0; i < r1; ++i)
-      for (std::int64_t j = 0; j < k; ++j) buf[i * k + j] = tinynet::detail::round_to_bf16(src[i * lds + j]);
+    for (std::int64_t i = r0; i < r1; ++i) tinynet::detail::round_to_bf16(src + i * lds, k, buf + i * k);
   });
   return {buf, k};
 }
 
 /// Rounds the right operand of gemm_rows, k rows of n floats, to bfloat16. `buf`:
-/// operand_floats(k, n) floats, or `src` itself.
+/// bf16_operand_floats(k, n) floats, or `src` itself.
 inline Operand pairs(std::int64_t k, std::int64_t n, const float* src, std::int64_t lds, float* buf) {
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
   if (native()) {

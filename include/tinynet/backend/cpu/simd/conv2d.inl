@@ -233,7 +233,7 @@ void conv2d_forward(Level, const Conv2dGeometry& g, const T* x, const T* w, cons
       if (bf16)
         for (int xi = 0; xi < 16; ++xi)
           u16[xi] =
-              bf16::rows(g.out_c, g.c, u + xi * g.out_c * g.c, g.c, w_bf16 + xi * bf16::operand_floats(g.out_c, g.c));
+              bf16::rows(g.out_c, g.c, u + xi * g.out_c * g.c, g.c, w_bf16 + xi * bf16_operand_floats(g.out_c, g.c));
       parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
         for (std::int64_t ch = lo; ch < hi; ++ch)
           detail::for_each_group(g, ch, chunks, [&](std::int64_t first, std::int64_t count) {
@@ -324,7 +324,7 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
       if (bf16)
         for (int xi = 0; xi < 16; ++xi)
           w16[xi] = bf16::rows(g.c, g.out_c, u_dx + xi * g.c * g.out_c, g.out_c,
-                               w_bf16 + xi * bf16::operand_floats(g.c, g.out_c));
+                               w_bf16 + xi * bf16_operand_floats(g.c, g.out_c));
     }
   }
   // Otherwise, for gemm_rows, W^T: [kdim, out_c] in the same place.

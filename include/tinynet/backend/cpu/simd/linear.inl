@@ -41,7 +41,7 @@ void linear_forward(Level, const T* x, const T* w, const T* b, T* y, std::int64_
     for (std::int64_t o = 0; o < out; ++o) y[n * out + o] = b != nullptr ? b[o] : T(0);
   if constexpr (std::is_same_v<T, float>) {
     if (products == Products::bfloat16) {
-      ScratchFloats xs(bf16::operand_floats(batch, in)), ws(bf16::operand_floats(out, in));
+      ScratchFloats xs(bf16_operand_floats(batch, in)), ws(bf16_operand_floats(out, in));
       const bf16::Operand x16 = bf16::rows(batch, in, x, in, xs.data()), w16 = bf16::rows(out, in, w, in, ws.data());
       detail::for_row_blocks(batch, in, out, [&](std::int64_t r0, std::int64_t r1) {
         bf16::gemm_nt(r1 - r0, out, in, bf16::skip_rows(x16, r0), w16, y + r0 * out, out);
@@ -67,7 +67,7 @@ void linear_backward_input(Level, const T* gy, const T* w, T* dx, std::int64_t b
                            bool accumulate, Products products) {
   if constexpr (std::is_same_v<T, float>) {
     if (products == Products::bfloat16) {
-      ScratchFloats gs(bf16::operand_floats(batch, out)), ws(bf16::operand_floats(out, in)),
+      ScratchFloats gs(bf16_operand_floats(batch, out)), ws(bf16_operand_floats(out, in)),
           sum(accumulate ? batch * in : 0);
       float* to = accumulate ? sum.data() : dx;
       bf16::gemm_rows(batch, in, out, bf16::rows(batch, out, gy, out, gs.data()),
@@ -99,7 +99,7 @@ void linear_backward_weight(Level, const T* gy, const T* x, T* dw, std::int64_t 
         for (std::int64_t o = 0; o < out; ++o) gy_t.data()[o * batch + n] = gy[n * out + o];
       const bool parallel = detail::linear_parallel(batch, in, out);
       if (bf16) {
-        ScratchFloats gs(bf16::operand_floats(out, batch)), xs(bf16::operand_floats(batch, in)),
+        ScratchFloats gs(bf16_operand_floats(out, batch)), xs(bf16_operand_floats(batch, in)),
             sum(accumulate ? out * in : 0);
         float* to = accumulate ? sum.data() : dw;
         bf16::gemm_rows(out, in, batch, bf16::rows(out, batch, gy_t.data(), batch, gs.data()),

@@ -109,8 +109,8 @@ void gemm_batched(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, st
   if constexpr (std::is_same_v<T, float>) {
     if (bf16) {
       rounded.resize(static_cast<std::size_t>(span_a + span_b));
-      for (std::int64_t e = 0; e < span_a; ++e) rounded[e] = tinynet::detail::round_to_bf16(a[e]);
-      for (std::int64_t e = 0; e < span_b; ++e) rounded[span_a + e] = tinynet::detail::round_to_bf16(b[e]);
+      tinynet::detail::round_to_bf16(a, span_a, rounded.data());
+      tinynet::detail::round_to_bf16(b, span_b, rounded.data() + span_a);
       a = rounded.data();
       b = rounded.data() + span_a;
     }
