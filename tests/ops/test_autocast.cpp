@@ -195,6 +195,128 @@ std::vector<double> winograd_bound(const std::vector<double>& in, std::int64_t n
   return bound;
 }
 
+/// The Winograd bound for the weight gradient of the same convolution (gy: [n, o, oh, ow]):
+/// dw[q][ci] = G^T (sum over tiles of E (.) V) G, with E = A e A^T of each output-gradient
+/// tile e and V = B^T d B of the input tile under it, both float32 transforms (<= 4
+/// roundings each) rounded to bfloat16, their products summed over the T tiles in float32
+/// (in groups, then across chunks: T + 2 roundings at most), then G^T . G in double and one
+/// rounding to float32. With f = (1 + u_bf)^2 (1 + (T + 24) u_32) - 1, each weight is within
+///   f * sum_tiles sum_{a,b} |G_ai||G_bj| (|A||e||A^T|)_ab (|B^T||d||B|)_ab.
+std::vector<double> winograd_weight_grad_bound(const std::vector<double>& in, const std::vector<double>& gy,
+                                               std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w,
+                                               std::int64_t o, std::int64_t pad) {
+  using Mx = backend::cpu::winograd::Matrices<3>;
+  const std::int64_t oh = h + 2 * pad - 2, ow = w + 2 * pad - 2, th = (oh + 1) / 2, tw = (ow + 1) / 2;
+  std::vector<double> sums(static_cast<std::size_t>(o * c * 16));  // sum over tiles of |E| |V|
+  std::vector<double> vd(static_cast<std::size_t>(c * 16)), ed(static_cast<std::size_t>(o * 16));
+  for (std::int64_t b = 0; b < n; ++b)
+    for (std::int64_t ty = 0; ty < th; ++ty)
+      for (std::int64_t tx = 0; tx < tw; ++tx) {
+        for (int a = 0; a < 4; ++a)
+          for (int bb = 0; bb < 4; ++bb) {
+            for (std::int64_t ci = 0; ci < c; ++ci) {
+              double s = 0;
+              for (int r = 0; r < 4; ++r)
+                for (int t = 0; t < 4; ++t) {
+                  const std::int64_t iy = 2 * ty - pad + r, ix = 2 * tx - pad + t;
+                  if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                  s += std::fabs(Mx::BT[a][r]) *
+                       std::fabs(in[static_cast<std::size_t>(((b * c + ci) * h + iy) * w + ix)]) *
+                       std::fabs(Mx::BT[bb][t]);
+                }
+              vd[static_cast<std::size_t>(ci * 16 + a * 4 + bb)] = s;
+            }
+            for (std::int64_t q = 0; q < o; ++q) {
+              double s = 0;
+              for (int i = 0; i < 2; ++i)
+                for (int j = 0; j < 2; ++j) {
+                  const std::int64_t y = 2 * ty + i, x = 2 * tx + j;
+                  if (y >= oh || x >= ow) continue;
+                  s += std::fabs(Mx::AT[i][a]) *
+                       std::fabs(gy[static_cast<std::size_t>(((b * o + q) * oh + y) * ow + x)]) *
+                       std::fabs(Mx::AT[j][bb]);
+                }
+              ed[static_cast<std::size_t>(q * 16 + a * 4 + bb)] = s;
+            }
+          }
+        for (std::int64_t q = 0; q < o; ++q)
+          for (std::int64_t ci = 0; ci < c; ++ci)
+            for (int ab = 0; ab < 16; ++ab)
+              sums[static_cast<std::size_t>((q * c + ci) * 16 + ab)] +=
+                  ed[static_cast<std::size_t>(q * 16 + ab)] * vd[static_cast<std::size_t>(ci * 16 + ab)];
+      }
+  const double tiles = static_cast<double>(n * th * tw);
+  const double f = (1 + kBf16Unit) * (1 + kBf16Unit) * (1 + (tiles + 24) * kF32Unit) - 1;
+  std::vector<double> bound(static_cast<std::size_t>(o * c * 9));
+  for (std::int64_t qc = 0; qc < o * c; ++qc)
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        double s = 0;
+        for (int a = 0; a < 4; ++a)
+          for (int bb = 0; bb < 4; ++bb)
+            s +=
+                std::fabs(Mx::G[a][i]) * std::fabs(Mx::G[bb][j]) * sums[static_cast<std::size_t>(qc * 16 + a * 4 + bb)];
+        bound[static_cast<std::size_t>(qc * 9 + i * 3 + j)] = f * s;
+      }
+  return bound;
+}
+
+/// conv2d (conv2d_relu with `relu`) on the Winograd path under autocast: y, dx and dw against
+/// float64 references within the bounds above (or as im2col where a level has no Winograd).
+void check_conv_winograd(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w, std::int64_t o,
+                         std::int64_t pad, bool relu, std::uint64_t seed) {
+  Tensor x = uniform32({n, c, h, w}, seed), wt = uniform32({o, c, 3, 3}, seed + 1);
+  const backend::Conv2dGeometry g{n, c, h, w, o, 3, 3, 1, 1, pad, pad, h + 2 * pad - 2, w + 2 * pad - 2};
+  Tensor y;
+  {
+    autocast scope;
+    y = relu ? conv2d_relu(x, wt, Tensor(), 1, static_cast<int>(pad))
+             : conv2d(x, wt, Tensor(), 1, static_cast<int>(pad));
+  }
+  const Tensor gy = uniform32(y.shape(), seed + 2, false);
+  y.backward(gy);
+  // The fused ReLU passes the output gradient where its (computed) output is positive.
+  auto gv = values(gy, false);
+  const auto xv = values(x, false), wv = values(wt, false), yv = values(y, false);
+  if (relu)
+    for (std::size_t i = 0; i < gv.size(); ++i) gv[i] = yv[i] > 0 ? gv[i] : 0.0;
+  const Conv cv(n, c, h, w, o, 3, 1, pad);
+  Sums fy(static_cast<std::size_t>(y.numel())), fdx(static_cast<std::size_t>(x.numel())),
+      fdw(static_cast<std::size_t>(wt.numel()));
+  cv.terms([&](std::int64_t io, std::int64_t ix, std::int64_t iw) {
+    fy.add(io, xv[ix] * wv[iw]);
+    fdx.add(ix, gv[io] * wv[iw]);
+    fdw.add(iw, gv[io] * xv[ix]);
+  });
+  // max(., 0) moves no value further from the other: the bounds hold after it.
+  if (relu)
+    for (double& v : fy.want) v = std::max(v, 0.0);
+  if (!backend::cpu::uses_winograd<float>(g)) {
+    // At the baseline level the im2col path: the operands themselves rounded, so the
+    // exact result is within (2 u_bf + u_bf^2) sum |a b| of the rounded one.
+    WARN("level " << backend::cpu::isa_name(backend::cpu::isa()) << ": no Winograd path; checked as im2col");
+    const auto rounded_bound = [](const Sums& sums, std::int64_t k) {
+      auto bound = sums.bound(k);
+      for (std::size_t i = 0; i < bound.size(); ++i) bound[i] += (2 * kBf16Unit + kBf16Unit * kBf16Unit) * sums.mag[i];
+      return bound;
+    };
+    check_within(y, fy.want, rounded_bound(fy, c * 9));
+    check_within(x.grad(), fdx.want, rounded_bound(fdx, o * 9));
+    check_within(wt.grad(), fdw.want, rounded_bound(fdw, n * g.oh * g.ow));
+    return;
+  }
+  const auto filt = [&](std::int64_t q, std::int64_t ci, int i, int j) {
+    return wv[static_cast<std::size_t>(((q * c + ci) * 3 + i) * 3 + j)];
+  };
+  check_within(y, fy.want, winograd_bound(xv, n, c, h, w, o, pad, filt));
+  // The input gradient: gy convolved with the flipped filters, padding 2 - pad.
+  const auto flipped = [&](std::int64_t ci, std::int64_t q, int i, int j) {
+    return wv[static_cast<std::size_t>(((q * c + ci) * 3 + (2 - i)) * 3 + (2 - j))];
+  };
+  check_within(x.grad(), fdx.want, winograd_bound(gv, n, o, g.oh, g.ow, c, 2 - pad, flipped));
+  check_within(wt.grad(), fdw.want, winograd_weight_grad_bound(xv, gv, n, c, h, w, o, pad));
+}
+
 }  // namespace autocast_testing
 
 using namespace autocast_testing;
@@ -213,53 +335,17 @@ TEST_CASE("autocast: conv2d's im2col products are bfloat16 with float32 sums, fo
 
 TEST_CASE("autocast: conv2d on the Winograd path stays within the bound of its rounded transforms", "[ops][autocast]") {
   ThreadCountRestorer restore;
-  for (int threads : {1, 2})
-    for (std::int64_t pad : {0, 1}) {
-      set_num_threads(threads);
-      INFO(threads << " threads, padding " << pad);
-      const std::int64_t n = 2, c = 16, h = 9, w = 10, o = 24;
-      Tensor x = uniform32({n, c, h, w}, 400), wt = uniform32({o, c, 3, 3}, 401);
-      const backend::Conv2dGeometry g{n, c, h, w, o, 3, 3, 1, 1, pad, pad, h + 2 * pad - 2, w + 2 * pad - 2};
-      Tensor y;
-      {
-        autocast scope;
-        y = conv2d(x, wt, Tensor(), 1, static_cast<int>(pad));
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (std::int64_t pad : {0, 1})
+      for (bool relu : {false, true}) {
+        INFO(threads << " threads, padding " << pad << (relu ? ", fused ReLU" : ""));
+        check_conv_winograd(2, 16, 9, 10, 24, pad, relu, 400);
       }
-      const Tensor gy = uniform32(y.shape(), 402, false);
-      y.backward(gy);
-      const auto xv = values(x, false), wv = values(wt, false), gv = values(gy, false);
-      const Conv cv(n, c, h, w, o, 3, 1, pad);
-      Sums fy(static_cast<std::size_t>(y.numel())), fdx(static_cast<std::size_t>(x.numel()));
-      cv.terms([&](std::int64_t io, std::int64_t ix, std::int64_t iw) {
-        fy.add(io, xv[ix] * wv[iw]);
-        fdx.add(ix, gv[io] * wv[iw]);
-      });
-      if (backend::cpu::uses_winograd<float>(g)) {
-        const auto filt = [&](std::int64_t q, std::int64_t ci, int i, int j) {
-          return wv[static_cast<std::size_t>(((q * c + ci) * 3 + i) * 3 + j)];
-        };
-        check_within(y, fy.want, winograd_bound(xv, n, c, h, w, o, pad, filt));
-        // The input gradient: gy convolved with the flipped filters, padding 2 - pad.
-        const auto flipped = [&](std::int64_t ci, std::int64_t q, int i, int j) {
-          return wv[static_cast<std::size_t>(((q * c + ci) * 3 + (2 - i)) * 3 + (2 - j))];
-        };
-        check_within(x.grad(), fdx.want, winograd_bound(gv, n, o, g.oh, g.ow, c, 2 - pad, flipped));
-      } else {
-        // At the baseline level the im2col path: the operands themselves rounded, so the
-        // exact result is within (2 u_bf + u_bf^2) sum |a b| of the rounded one.
-        WARN("level " << backend::cpu::isa_name(backend::cpu::isa()) << ": no Winograd path; checked as im2col");
-        auto by = fy.bound(c * 9), bdx = fdx.bound(o * 9);
-        for (std::size_t i = 0; i < by.size(); ++i) by[i] += (2 * kBf16Unit + kBf16Unit * kBf16Unit) * fy.mag[i];
-        for (std::size_t i = 0; i < bdx.size(); ++i) bdx[i] += (2 * kBf16Unit + kBf16Unit * kBf16Unit) * fdx.mag[i];
-        check_within(y, fy.want, by);
-        check_within(x.grad(), fdx.want, bdx);
-      }
-      // The weight gradient goes through im2col on every level.
-      const auto xr = values(x, true), gr = values(gy, true);
-      Sums fdw(static_cast<std::size_t>(wt.numel()));
-      cv.terms([&](std::int64_t io, std::int64_t ix, std::int64_t iw) { fdw.add(iw, gr[io] * xr[ix]); });
-      check_within(wt.grad(), fdw.want, fdw.bound(n * g.oh * g.ow));
-    }
+    // 144 tiles an image: the weight gradient sums several groups of images per chunk.
+    INFO(threads << " threads, NET's 26x26 input");
+    check_conv_winograd(5, 16, 26, 26, 16, 0, true, 410);
+  }
 }
 
 TEST_CASE("autocast: linear and matmul products are bfloat16 with float32 sums", "[ops][autocast]") {

@@ -98,9 +98,23 @@ inline std::int64_t conv2d_backward_bf16_weights(const Conv2dGeometry& g) {
   const std::int64_t planes = winograd_shape(g) ? winograd_input_grad(g, 1).points() : 0;
   return whole_lines(std::max(planes * bf16_operand_floats(g.c, g.out_c), bf16_operand_floats(g.col_rows(), g.out_c)));
 }
-/// A chunk's output gradient as a bfloat16 operand.
+/// Images per product of Winograd's weight gradient in bfloat16: sums of at least 288
+/// tiles (two of NET's images); longer groups leave L2 (measured: bench/NOTES.md).
+inline std::int64_t winograd_weight_grad_group(const Conv2dGeometry& g) {
+  const std::int64_t tiles = winograd_forward(g, 1).tiles();
+  return std::clamp<std::int64_t>((288 + tiles - 1) / tiles, 1, g.n);
+}
+/// Scratch of Winograd's weight gradient in bfloat16: the partial gradient of the
+/// transformed filters, then a group's input and output-gradient tiles.
+inline std::int64_t winograd_weight_grad_scratch(const Conv2dGeometry& g) {
+  const winograd::Shape s = winograd_forward(g, winograd_weight_grad_group(g));
+  return s.u_size() + s.v_size() + s.m_size();
+}
+/// A chunk's part with bfloat16 products: the output gradient as an operand, or
+/// Winograd's weight-gradient scratch.
 inline std::int64_t conv2d_backward_bf16_per_chunk(const Conv2dGeometry& g) {
-  return whole_lines(bf16_operand_floats(g.out_c, g.col_cols() * cpu_group(g)));
+  return whole_lines(std::max(bf16_operand_floats(g.out_c, g.col_cols() * cpu_group(g)),
+                              winograd_shape(g) ? winograd_weight_grad_scratch(g) : 0));
 }
 
 }  // namespace tinynet::backend::cpu

@@ -21,6 +21,8 @@ struct Matrices<3> {
   static constexpr float BT[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, 1, -1, 0}, {0, 1, 0, -1}};
   static constexpr double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {-0.5, 0.5, -0.5}, {0, 0, 1}};
   static constexpr float AT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+  /// AT transposed: the weight gradient carries an output-gradient tile e to A e A^T.
+  static constexpr float A[4][2] = {{1, 0}, {1, 1}, {1, -1}, {0, -1}};
 };
 
 /// A stride-1 r x r convolution of `count` images, as the transforms see it.
@@ -74,6 +76,31 @@ void transform_weights(const float* w, std::int64_t out_c, std::int64_t in_c, bo
           u[(k * a + l) * plane + at] = static_cast<float>(acc);
         }
     }
+}
+
+/// The adjoint of transform_weights (forward filters): dw[o, i] (+)= G^T dU[.][o][i] G for
+/// dU[xi][o][i] (the weight gradient of the transformed filters), in double.
+template <int R>
+void transform_weight_grad(const float* du, std::int64_t out_c, std::int64_t in_c, bool accumulate, float* dw) {
+  using Mx = Matrices<R>;
+  constexpr int a = Mx::a;
+  const std::int64_t plane = out_c * in_c;
+  for (std::int64_t at = 0; at < plane; ++at) {
+    double t[a][R];  // dU G
+    for (int k = 0; k < a; ++k)
+      for (int c = 0; c < R; ++c) {
+        double acc = 0;
+        for (int l = 0; l < a; ++l) acc += static_cast<double>(du[(k * a + l) * plane + at]) * Mx::G[l][c];
+        t[k][c] = acc;
+      }
+    float* dst = dw + at * R * R;
+    for (int r = 0; r < R; ++r)  // G^T (dU G)
+      for (int c = 0; c < R; ++c) {
+        double acc = 0;
+        for (int k = 0; k < a; ++k) acc += Mx::G[k][r] * t[k][c];
+        dst[r * R + c] = accumulate ? static_cast<float>(dst[r * R + c] + acc) : static_cast<float>(acc);
+      }
+  }
 }
 
 }  // namespace tinynet::backend::cpu::winograd

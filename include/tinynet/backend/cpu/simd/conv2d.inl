@@ -10,7 +10,9 @@
 ///
 /// With bfloat16 products (autocast, float32 only) every GEMM, Winograd's included, takes
 /// bfloat16 operands (simd/bf16.inl): the filters are prepared once per call, the columns,
-/// Winograd's tiles and the output gradient in each chunk. The direct one-channel kernel
+/// Winograd's tiles and the output gradient in each chunk. The weight gradient of Winograd
+/// shapes goes through Winograd too (winograd::weight_grad_bf16: 16 multiplies per 2x2
+/// output tile and channel pair instead of 36; float32 keeps im2col). The direct one-channel kernel
 /// stays float32: it makes 9 to 25 products per output and is bound by its stores, so
 /// rounding its operands would cost a pass and save nothing.
 
@@ -313,6 +315,8 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
   // The input gradient through Winograd: its filters transformed once, after the chunks.
   const bool winograd_dx = uses_winograd<T>(Level{}, g) && dx != nullptr;
   const bool bf16 = std::is_same_v<T, float> && products == Products::bfloat16;
+  // In bfloat16 the weight gradient of Winograd shapes goes through Winograd too.
+  const bool winograd_dw = bf16 && uses_winograd<T>(Level{}, g) && dw != nullptr;
   T* const u_dx = scratch + chunks * per_chunk;
   // With bfloat16 products: the filters' operand(s), then each chunk's output gradient's.
   T* const w_bf16 = u_dx + conv2d_backward_filters(g);
@@ -345,6 +349,22 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
       T* db_part = dw_part + wsize;
       T* gy16 = bf16 ? gy_bf16 + ch * conv2d_backward_bf16_per_chunk(g) : nullptr;
       std::fill(dw_part, dw_part + wsize + g.out_c, T(0));
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+      if constexpr (kWinogradFloat<T>) {
+        if (winograd_dw) {
+          std::fill(gy16, gy16 + g.out_c * g.c * 16, T(0));
+          const std::int64_t end = (ch + 1) * g.n / chunks, group = winograd_weight_grad_group(g);
+          for (std::int64_t first = ch * g.n / chunks; first < end; first += group) {
+            const winograd::Shape s = winograd_forward(g, std::min(group, end - first));
+            T* v = gy16 + s.u_size();
+            const std::int64_t at = first * g.out_c * out_hw;
+            winograd::weight_grad_bf16<3>(s, x + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w, gy + at,
+                                          y_relu != nullptr ? y_relu + at : nullptr, out_hw, g.out_c * out_hw, v,
+                                          v + s.v_size(), gy16);
+          }
+        }
+      }
+#endif
       detail::for_each_group(g, ch, chunks, [&](std::int64_t first, std::int64_t count) {
         const std::int64_t ld = count * cols;
         const T* gys = gy + first * g.out_c * out_hw;
@@ -363,7 +383,8 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
             }
           gyc = gy_cols;
         }
-        if (dw != nullptr) detail::add_weight_grad(g, gyc, x + first * g.c * g.h * g.w, count, col, ld, dw_part, gy16);
+        if (dw != nullptr && !winograd_dw)
+          detail::add_weight_grad(g, gyc, x + first * g.c * g.h * g.w, count, col, ld, dw_part, gy16);
         if (db != nullptr)
           for (std::int64_t o = 0; o < g.out_c; ++o) db_part[o] += sum_run(gyc + o * ld, ld);
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
@@ -400,6 +421,14 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
       dst[i] = total;
     }
   };
-  if (dw != nullptr) reduce(dw, acc_dw, 0, wsize);
+  if (dw != nullptr && !winograd_dw) reduce(dw, acc_dw, 0, wsize);
   if (db != nullptr) reduce(db, acc_db, wsize, g.out_c);
+  if constexpr (std::is_same_v<T, float>) {
+    if (winograd_dw) {  // the chunks' transformed-filter gradients into the first's, then into dw
+      const std::int64_t usize = 16 * g.out_c * g.c;
+      for (std::int64_t i = 0; i < usize; ++i)
+        for (std::int64_t ch = 1; ch < chunks; ++ch) gy_bf16[i] += gy_bf16[ch * conv2d_backward_bf16_per_chunk(g) + i];
+      winograd::transform_weight_grad<3>(gy_bf16, g.out_c, g.c, acc_dw, dw);
+    }
+  }
 }

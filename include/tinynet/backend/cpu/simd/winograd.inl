@@ -4,7 +4,8 @@
 /// products become 16 independent GEMMs [out_c x in_c] x [in_c x tiles]: per 2x2 output
 /// tile and channel pair 16 multiply-adds instead of im2col's 36. A^T m A turns each
 /// product tile back into 2x2 outputs. conv2d uses it for the forward pass and for the
-/// input gradient (a convolution of the output gradient with the flipped filters).
+/// input gradient (a convolution of the output gradient with the flipped filters), and in
+/// bfloat16 for the weight gradient: G^T [sum over tiles of (A e A^T) (.) (B^T d B)] G.
 ///
 /// The matrices come from interpolation at 0, 1, -1 and infinity (Toom-Cook, transposed for
 /// correlation), the denominators moved into G so that B^T and A^T hold 0 and +-1 only, and
@@ -23,6 +24,7 @@ namespace winograd {
 
 using cpu::winograd::Matrices;
 using cpu::winograd::Shape;
+using cpu::winograd::transform_weight_grad;
 using cpu::winograd::transform_weights;
 
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
@@ -242,6 +244,82 @@ void transform_output(const Shape& s, const float* m, const float* bias, bool re
         }
       }
     });
+  }
+}
+
+/// E[xi][o][p] = (A e A^T)[xi] for each 2x2 tile e of the output gradient, tiled as the
+/// forward pass tiles its output (zeros past its edge); with `y_relu` (the output of a fused
+/// ReLU) e is masked where it is not positive, as relu's backward does. Image j's plane o
+/// is at gy + j * image_stride + o * channel_stride, rows of s.ow floats; E is laid out as M.
+template <int R>
+void transform_output_grad(const Shape& s, const float* gy, const float* y_relu, std::int64_t channel_stride,
+                           std::int64_t image_stride, float* e) {
+  using Mx = Matrices<R>;
+  constexpr int a = Mx::a;
+  static_assert(Mx::A[1][0] == Mx::AT[0][1] && Mx::A[3][1] == Mx::AT[1][3], "A must be AT transposed");
+  const std::int64_t ld = s.padded_tiles(), plane = s.m_plane();
+  for (std::int64_t o = 0; o < s.out_c; ++o)
+    detail::for_each_tile_vector(s, [&](std::int64_t p0, const detail::Segment* seg, int segs, Mask lanes) {
+      // Pair element 2 * lane + 2 * t + {0, 1} of segment n is output column 2 * (tx + t) + {0, 1}.
+      std::int64_t shift[kLanes];
+      Mask mlo[kLanes], mhi[kLanes];
+      for (int n = 0; n < segs; ++n) {
+        shift[n] = 2 * seg[n].tx - 2 * seg[n].lane;
+        detail::pair_masks(seg[n], shift[n], s.ow, mlo[n], mhi[n]);
+      }
+      Vec cols[2][2];  // cols[j][i]: e[i][j], output row 2ty + i, column 2tx + j
+#pragma GCC unroll 2
+      for (int i = 0; i < 2; ++i) {
+        Vec lo = Vec::zero(), hi = Vec::zero(), ylo = Vec::zero(), yhi = Vec::zero();
+        for (int n = 0; n < segs; ++n) {
+          const std::int64_t oy = 2 * seg[n].ty + i;
+          if (oy >= s.oh) continue;
+          const std::int64_t at = seg[n].j * image_stride + o * channel_stride + oy * s.ow + shift[n];
+          lo = load_into(lo, mlo[n], gy + at);
+          hi = load_into(hi, mhi[n], gy + at + kLanes);
+          if (y_relu != nullptr) {
+            ylo = load_into(ylo, mlo[n], y_relu + at);
+            yhi = load_into(yhi, mhi[n], y_relu + at + kLanes);
+          }
+        }
+        if (y_relu != nullptr) {
+          lo = where_positive(ylo, lo);
+          hi = where_positive(yhi, hi);
+        }
+        deinterleave(lo, hi, cols[0][i], cols[1][i]);
+      }
+      Vec t[2][a];  // t[j][k] = (A e)[k][j]
+      detail::apply_rows<Mx::A>(cols[0], t[0], std::make_integer_sequence<int, a>{});
+      detail::apply_rows<Mx::A>(cols[1], t[1], std::make_integer_sequence<int, a>{});
+      float* out = e + o * ld + p0;
+#pragma GCC unroll 8
+      for (int k = 0; k < a; ++k) {  // row k of (A e) A^T
+        const Vec row[2] = {t[0][k], t[1][k]};
+        Vec ek[a];
+        detail::apply_rows<Mx::A>(row, ek, std::make_integer_sequence<int, a>{});
+#pragma GCC unroll 8
+        for (int l = 0; l < a; ++l) ek[l].store(out + (k * a + l) * plane, lanes);
+      }
+    });
+}
+
+/// dU[xi] += E[xi] V[xi]^T in bfloat16 for a group of images: the weight gradient of the
+/// transformed filters (transform_weight_grad turns it into the filters'). V: the images'
+/// tiles as the forward pass transforms them; E: the output gradient's (transform_output_grad,
+/// `y_relu` as there). `v` and `e` (s.v_size() and s.m_size() floats) are scratch; the sums
+/// run along the tiles, so one product per point covers every image of the group.
+template <int R>
+void weight_grad_bf16(const Shape& s, const float* in, std::int64_t in_channel_stride, std::int64_t in_image_stride,
+                      const float* gy, const float* y_relu, std::int64_t out_channel_stride,
+                      std::int64_t out_image_stride, float* v, float* e, float* du) {
+  transform_input<R>(s, in, in_channel_stride, in_image_stride, v);
+  transform_output_grad<R>(s, gy, y_relu, out_channel_stride, out_image_stride, e);
+  const std::int64_t ld = s.padded_tiles(), tiles = s.tiles();
+  for (std::int64_t xi = 0; xi < s.points(); ++xi) {
+    float* ep = e + xi * s.m_plane();
+    float* vp = v + xi * s.v_plane();
+    bf16::gemm_nt(s.out_c, s.in_c, tiles, bf16::rows(s.out_c, tiles, ep, ld, ep), bf16::rows(s.in_c, tiles, vp, ld, vp),
+                  du + xi * s.out_c * s.in_c, s.in_c);
   }
 }
 
