@@ -131,6 +131,27 @@ void check_conv_im2col(const Conv& cv, std::uint64_t seed) {
   check_within(b.grad(), fdb.want, fdb.bound(cv.n * cv.oh * cv.ow));
 }
 
+/// vd[ci * 16 + xi] = (|B^T||d||B|)[xi] for image b's tile (ty, tx) of every input channel
+/// ci (`in`: [n, c, h, w], zero padding `pad`).
+void input_tile_magnitudes(const std::vector<double>& in, std::int64_t b, std::int64_t c, std::int64_t h,
+                           std::int64_t w, std::int64_t pad, std::int64_t ty, std::int64_t tx,
+                           std::vector<double>& vd) {
+  using Mx = backend::cpu::winograd::Matrices<3>;
+  for (std::int64_t ci = 0; ci < c; ++ci)
+    for (int a = 0; a < 4; ++a)
+      for (int bb = 0; bb < 4; ++bb) {
+        double s = 0;
+        for (int r = 0; r < 4; ++r)
+          for (int t = 0; t < 4; ++t) {
+            const std::int64_t iy = 2 * ty - pad + r, ix = 2 * tx - pad + t;
+            if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+            s += std::fabs(Mx::BT[a][r]) * std::fabs(in[static_cast<std::size_t>(((b * c + ci) * h + iy) * w + ix)]) *
+                 std::fabs(Mx::BT[bb][t]);
+          }
+        vd[static_cast<std::size_t>(ci * 16 + a * 4 + bb)] = s;
+      }
+}
+
 /// The Winograd bound for the output y[n][q][y][x] of a stride-1 3x3 convolution of
 /// `in` ([n, c, h, w]) with filters `filt(q, ci, i, j)`: the products multiply the
 /// transformed tile V = B^T d B and filter U = G g G^T, each rounded to bfloat16 (relative
@@ -161,20 +182,7 @@ std::vector<double> winograd_bound(const std::vector<double>& in, std::int64_t n
   for (std::int64_t b = 0; b < n; ++b)
     for (std::int64_t ty = 0; ty < (oh + 1) / 2; ++ty)
       for (std::int64_t tx = 0; tx < (ow + 1) / 2; ++tx) {
-        for (std::int64_t ci = 0; ci < c; ++ci)
-          for (int a = 0; a < 4; ++a)
-            for (int bb = 0; bb < 4; ++bb) {
-              double s = 0;
-              for (int r = 0; r < 4; ++r)
-                for (int t = 0; t < 4; ++t) {
-                  const std::int64_t iy = 2 * ty - pad + r, ix = 2 * tx - pad + t;
-                  if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
-                  s += std::fabs(Mx::BT[a][r]) *
-                       std::fabs(in[static_cast<std::size_t>(((b * c + ci) * h + iy) * w + ix)]) *
-                       std::fabs(Mx::BT[bb][t]);
-                }
-              vd[static_cast<std::size_t>(ci * 16 + a * 4 + bb)] = s;
-            }
+        input_tile_magnitudes(in, b, c, h, w, pad, ty, tx, vd);
         for (std::int64_t q = 0; q < o; ++q)
           for (int i = 0; i < 2; ++i)
             for (int j = 0; j < 2; ++j) {
@@ -212,20 +220,9 @@ std::vector<double> winograd_weight_grad_bound(const std::vector<double>& in, co
   for (std::int64_t b = 0; b < n; ++b)
     for (std::int64_t ty = 0; ty < th; ++ty)
       for (std::int64_t tx = 0; tx < tw; ++tx) {
+        input_tile_magnitudes(in, b, c, h, w, pad, ty, tx, vd);
         for (int a = 0; a < 4; ++a)
           for (int bb = 0; bb < 4; ++bb) {
-            for (std::int64_t ci = 0; ci < c; ++ci) {
-              double s = 0;
-              for (int r = 0; r < 4; ++r)
-                for (int t = 0; t < 4; ++t) {
-                  const std::int64_t iy = 2 * ty - pad + r, ix = 2 * tx - pad + t;
-                  if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
-                  s += std::fabs(Mx::BT[a][r]) *
-                       std::fabs(in[static_cast<std::size_t>(((b * c + ci) * h + iy) * w + ix)]) *
-                       std::fabs(Mx::BT[bb][t]);
-                }
-              vd[static_cast<std::size_t>(ci * 16 + a * 4 + bb)] = s;
-            }
             for (std::int64_t q = 0; q < o; ++q) {
               double s = 0;
               for (int i = 0; i < 2; ++i)
