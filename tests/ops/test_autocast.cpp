@@ -97,6 +97,24 @@ struct Sums {
   }
 };
 
+/// The float64 sums, with their magnitudes, of a convolution's output, input gradient and
+/// weight gradient, from input xv, filters wv and output gradient gv.
+struct ConvSums {
+  Sums y, dx, dw;
+};
+ConvSums conv_sums(const Conv& cv, const std::vector<double>& xv, const std::vector<double>& wv,
+                   const std::vector<double>& gv) {
+  ConvSums s{Sums(static_cast<std::size_t>(cv.n * cv.o * cv.oh * cv.ow)),
+             Sums(static_cast<std::size_t>(cv.n * cv.c * cv.h * cv.w)),
+             Sums(static_cast<std::size_t>(cv.o * cv.c * cv.k * cv.k))};
+  cv.terms([&](std::int64_t io, std::int64_t ix, std::int64_t iw) {
+    s.y.add(io, xv[ix] * wv[iw]);
+    s.dx.add(ix, gv[io] * wv[iw]);
+    s.dw.add(iw, gv[io] * xv[ix]);
+  });
+  return s;
+}
+
 /// conv2d under autocast against references on the bfloat16-rounded operands: y (with
 /// bias), dx, dw (K: c k k, o k k, n oh ow terms), and db from float32 sums of gy.
 void check_conv_im2col(const Conv& cv, std::uint64_t seed) {
@@ -113,14 +131,8 @@ void check_conv_im2col(const Conv& cv, std::uint64_t seed) {
   REQUIRE(y.dtype() == DType::float32);
   const Tensor gy = uniform32(y.shape(), seed + 3, false);
   y.backward(gy);  // outside the scope: recorded as bfloat16 products
-  const auto xv = values(x, true), wv = values(wt, true), gv = values(gy, true), gexact = values(gy, false);
-  Sums fy(static_cast<std::size_t>(y.numel())), fdx(static_cast<std::size_t>(x.numel())),
-      fdw(static_cast<std::size_t>(wt.numel()));
-  cv.terms([&](std::int64_t io, std::int64_t ix, std::int64_t iw) {
-    fy.add(io, xv[ix] * wv[iw]);
-    fdx.add(ix, gv[io] * wv[iw]);
-    fdw.add(iw, gv[io] * xv[ix]);
-  });
+  const auto gexact = values(gy, false);
+  auto [fy, fdx, fdw] = conv_sums(cv, values(x, true), values(wt, true), values(gy, true));
   for (std::int64_t i = 0; i < y.numel(); ++i) fy.add(i, b.data<float>()[i / (cv.oh * cv.ow) % cv.o]);
   check_within(y, fy.want, fy.bound(cv.c * cv.k * cv.k + 1));
   check_within(x.grad(), fdx.want, fdx.bound(cv.o * cv.k * cv.k));
@@ -278,13 +290,7 @@ void check_conv_winograd(std::int64_t n, std::int64_t c, std::int64_t h, std::in
   if (relu)
     for (std::size_t i = 0; i < gv.size(); ++i) gv[i] = yv[i] > 0 ? gv[i] : 0.0;
   const Conv cv(n, c, h, w, o, 3, 1, pad);
-  Sums fy(static_cast<std::size_t>(y.numel())), fdx(static_cast<std::size_t>(x.numel())),
-      fdw(static_cast<std::size_t>(wt.numel()));
-  cv.terms([&](std::int64_t io, std::int64_t ix, std::int64_t iw) {
-    fy.add(io, xv[ix] * wv[iw]);
-    fdx.add(ix, gv[io] * wv[iw]);
-    fdw.add(iw, gv[io] * xv[ix]);
-  });
+  auto [fy, fdx, fdw] = conv_sums(cv, xv, wv, gv);
   // max(., 0) moves no value further from the other: the bounds hold after it.
   if (relu)
     for (double& v : fy.want) v = std::max(v, 0.0);
