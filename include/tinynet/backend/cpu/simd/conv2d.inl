@@ -12,9 +12,9 @@
 /// bfloat16 operands (simd/bf16.inl): the filters are prepared once per call, the columns,
 /// Winograd's tiles and the output gradient in each chunk. The weight gradient of Winograd
 /// shapes goes through Winograd too (winograd::weight_grad_bf16: 16 multiplies per 2x2
-/// output tile and channel pair instead of 36; float32 keeps im2col). The direct one-channel kernel
-/// stays float32: it makes 9 to 25 products per output and is bound by its stores, so
-/// rounding its operands would cost a pass and save nothing.
+/// output tile and channel pair instead of 36; float32 keeps im2col). The direct
+/// one-channel kernel stays float32: it makes 9 to 25 products per output and is bound by
+/// its stores, so rounding its operands would cost a pass and save nothing.
 
 /// The Winograd and one-channel kernels exist for float32 at the AVX2 and AVX-512 levels.
 template <typename T>
@@ -352,15 +352,18 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
       if constexpr (kWinogradFloat<T>) {
         if (winograd_dw) {
-          std::fill(gy16, gy16 + g.out_c * g.c * 16, T(0));
+          // The chunk's bfloat16 part holds its dU (the transformed filters' gradient), then
+          // a group's tiles (conv2d_plan.hpp).
+          T* const du = gy16;
+          std::fill(du, du + winograd_forward(g, 1).u_size(), T(0));
           const std::int64_t end = (ch + 1) * g.n / chunks, group = winograd_weight_grad_group(g);
           for (std::int64_t first = ch * g.n / chunks; first < end; first += group) {
             const winograd::Shape s = winograd_forward(g, std::min(group, end - first));
-            T* v = gy16 + s.u_size();
+            T* v = du + s.u_size();
             const std::int64_t at = first * g.out_c * out_hw;
             winograd::weight_grad_bf16<3>(s, x + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w, gy + at,
                                           y_relu != nullptr ? y_relu + at : nullptr, out_hw, g.out_c * out_hw, v,
-                                          v + s.v_size(), gy16);
+                                          v + s.v_size(), du);
           }
         }
       }
@@ -424,10 +427,10 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
   if (dw != nullptr && !winograd_dw) reduce(dw, acc_dw, 0, wsize);
   if (db != nullptr) reduce(db, acc_db, wsize, g.out_c);
   if constexpr (std::is_same_v<T, float>) {
-    if (winograd_dw) {  // the chunks' transformed-filter gradients into the first's, then into dw
-      const std::int64_t usize = 16 * g.out_c * g.c;
+    if (winograd_dw) {  // the chunks' dU summed into the first's in a fixed order, then into dw
+      const std::int64_t usize = winograd_forward(g, 1).u_size(), stride = conv2d_backward_bf16_per_chunk(g);
       for (std::int64_t i = 0; i < usize; ++i)
-        for (std::int64_t ch = 1; ch < chunks; ++ch) gy_bf16[i] += gy_bf16[ch * conv2d_backward_bf16_per_chunk(g) + i];
+        for (std::int64_t ch = 1; ch < chunks; ++ch) gy_bf16[i] += gy_bf16[ch * stride + i];
       winograd::transform_weight_grad<3>(gy_bf16, g.out_c, g.c, acc_dw, dw);
     }
   }
