@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 #include <tinynet/tinynet.hpp>
 #include <vector>
@@ -186,6 +187,37 @@ TEST_CASE("elementwise: unary gradients match finite differences", "[ops][elemen
       INFO(c.name << " on " << s);
       check_gradients([&](std::span<const Tensor> in) { return c.op(in[0]); }, {unary_input(c, s, 31, true)});
     }
+}
+
+TEST_CASE("elementwise: unary backward over many chunks, written and accumulated", "[ops][elementwise]") {
+  // Several parallel chunks (kElementwiseGrain elements each) and a ragged end, in float32,
+  // the vectorized CPU loop. z = f(x) + f(x): the second node adds into x's gradient.
+  const std::int64_t n = 3 * kElementwiseGrain + 13;
+  const Tensor x = random_input({n}, 41, false).to(DType::float32).requires_grad_();
+  Tensor g = random_input({n}, 42, false).to(DType::float32);
+  float* gp = g.data<float>();
+  const float* xp = x.data<float>();
+  // ReLU passes g where x > 0 and 0 elsewhere, even where g is not finite (as PyTorch's
+  // threshold_backward does): a multiply by the 0/1 derivative would make NaN there.
+  for (std::int64_t i = 0; i < n; i += 7)
+    if (xp[i] <= 0) gp[i] = i % 2 ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
+
+  add(relu(x), relu(x)).backward(g);
+  const float* dx = x.grad().data<float>();
+  std::int64_t wrong = 0;
+  for (std::int64_t i = 0; i < n; ++i) wrong += dx[i] != (xp[i] > 0 ? 2 * gp[i] : 0.0f);
+  CHECK(wrong == 0);
+
+  const Tensor xs = random_input({n}, 43, false).to(DType::float32).requires_grad_();
+  const Tensor gs = random_input({n}, 44, false).to(DType::float32);
+  add(sigmoid(xs), sigmoid(xs)).backward(gs);
+  const std::vector<double> got = values(xs.grad()), xv = values(xs), gv = values(gs);
+  double worst = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double y = 1 / (1 + std::exp(-xv[i])), want = 2 * gv[i] * y * (1 - y);
+    worst = std::max(worst, std::abs(got[i] - want));
+  }
+  CHECK(worst < 1e-6);  // |g y (1 - y)| <= 1/4 here: a few float32 roundings of values below 1
 }
 
 TEST_CASE("elementwise: saturated activations stay finite", "[ops][elementwise]") {

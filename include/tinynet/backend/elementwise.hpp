@@ -67,7 +67,7 @@ struct Times {
   }
 };
 
-/// dx[i] (+)= gy[i] * f'(x[i], y[i]) for a unary op.
+/// dx[i] (+)= gy[i] f'(x[i], y[i]) for a unary op.
 template <typename Op, typename T>
 struct UnaryBackward {
   Op op;
@@ -77,7 +77,7 @@ struct UnaryBackward {
   T* dx;
   bool accumulate;
   TINYNET_HOST_DEVICE void operator()(std::int64_t i) const {
-    const T d = g[i] * op.template derivative<T>(x ? x[i] : T(0), y ? y[i] : T(0));
+    const T d = op.template backward<T>(g[i], x ? x[i] : T(0), y ? y[i] : T(0));
     dx[i] = accumulate ? dx[i] + d : d;
   }
 };
@@ -91,7 +91,7 @@ struct UnaryForward {
   TINYNET_HOST_DEVICE void operator()(std::int64_t i) const { y[i] = op.template forward<T>(x[i]); }
 };
 
-// Each op: y = f(x); dy/dx written in terms of the saved x and/or y.
+// Each op: y = f(x), and dL/dx from dL/dy = g written in terms of the saved x and/or y.
 struct Neg {
   static constexpr const char* kName = "neg";
   static constexpr bool kSavesX = false, kSavesY = false;
@@ -100,8 +100,8 @@ struct Neg {
     return -x;
   }
   template <typename T>
-  TINYNET_HOST_DEVICE T derivative(T, T) const {
-    return T(-1);
+  TINYNET_HOST_DEVICE T backward(T g, T, T) const {
+    return -g;
   }
 };
 struct Relu {  // dy/dx = [y > 0]
@@ -112,8 +112,8 @@ struct Relu {  // dy/dx = [y > 0]
     return x > T(0) ? x : T(0);
   }
   template <typename T>
-  TINYNET_HOST_DEVICE T derivative(T, T y) const {
-    return y > T(0) ? T(1) : T(0);
+  TINYNET_HOST_DEVICE T backward(T g, T, T y) const {
+    return y > T(0) ? g : T(0);
   }
 };
 struct Sigmoid {  // dy/dx = y (1 - y)
@@ -124,8 +124,8 @@ struct Sigmoid {  // dy/dx = y (1 - y)
     return T(1) / (T(1) + std::exp(-x));
   }
   template <typename T>
-  TINYNET_HOST_DEVICE T derivative(T, T y) const {
-    return y * (T(1) - y);
+  TINYNET_HOST_DEVICE T backward(T g, T, T y) const {
+    return g * (y * (T(1) - y));
   }
 };
 struct Tanh {  // dy/dx = 1 - y^2
@@ -136,8 +136,8 @@ struct Tanh {  // dy/dx = 1 - y^2
     return std::tanh(x);
   }
   template <typename T>
-  TINYNET_HOST_DEVICE T derivative(T, T y) const {
-    return T(1) - y * y;
+  TINYNET_HOST_DEVICE T backward(T g, T, T y) const {
+    return g * (T(1) - y * y);
   }
 };
 struct Exp {  // dy/dx = y
@@ -148,8 +148,8 @@ struct Exp {  // dy/dx = y
     return std::exp(x);
   }
   template <typename T>
-  TINYNET_HOST_DEVICE T derivative(T, T y) const {
-    return y;
+  TINYNET_HOST_DEVICE T backward(T g, T, T y) const {
+    return g * y;
   }
 };
 struct Log {  // dy/dx = 1 / x
@@ -160,8 +160,8 @@ struct Log {  // dy/dx = 1 / x
     return std::log(x);
   }
   template <typename T>
-  TINYNET_HOST_DEVICE T derivative(T x, T) const {
-    return T(1) / x;
+  TINYNET_HOST_DEVICE T backward(T g, T x, T) const {
+    return g * (T(1) / x);
   }
 };
 struct AddScalar {  // y = x + s
@@ -173,8 +173,8 @@ struct AddScalar {  // y = x + s
     return x + static_cast<T>(s);
   }
   template <typename T>
-  TINYNET_HOST_DEVICE T derivative(T, T) const {
-    return T(1);
+  TINYNET_HOST_DEVICE T backward(T g, T, T) const {
+    return g;
   }
 };
 struct MulScalar {  // y = x * s
@@ -186,8 +186,8 @@ struct MulScalar {  // y = x * s
     return x * static_cast<T>(s);
   }
   template <typename T>
-  TINYNET_HOST_DEVICE T derivative(T, T) const {
-    return static_cast<T>(s);
+  TINYNET_HOST_DEVICE T backward(T g, T, T) const {
+    return g * static_cast<T>(s);
   }
 };
 struct PowScalar {  // y = x^p; dy/dx = p x^(p-1)
@@ -199,8 +199,8 @@ struct PowScalar {  // y = x^p; dy/dx = p x^(p-1)
     return std::pow(x, static_cast<T>(p));
   }
   template <typename T>
-  TINYNET_HOST_DEVICE T derivative(T x, T) const {
-    return static_cast<T>(p) * std::pow(x, static_cast<T>(p - 1));
+  TINYNET_HOST_DEVICE T backward(T g, T x, T) const {
+    return g * (static_cast<T>(p) * std::pow(x, static_cast<T>(p - 1)));
   }
 };
 

@@ -27,6 +27,19 @@
 #endif
 #endif
 
+/// `TINYNET_INDEPENDENT_ITERATIONS` before a loop: its iterations may run in any order. For
+/// elementwise kernels whose output may be one of their inputs (the same buffer, never one
+/// offset from it), which the compiler cannot prove and so would not vectorize.
+#if defined(__CUDACC__)
+#define TINYNET_INDEPENDENT_ITERATIONS
+#elif defined(__clang__)
+#define TINYNET_INDEPENDENT_ITERATIONS _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define TINYNET_INDEPENDENT_ITERATIONS _Pragma("GCC ivdep")
+#else
+#define TINYNET_INDEPENDENT_ITERATIONS
+#endif
+
 #if defined(TINYNET_WITH_CUDA) && !defined(__CUDACC__) && !defined(TINYNET_EMULATE_CUDA)
 #error \
     "TINYNET_WITH_CUDA is set by tinynet itself: compile with nvcc, or define TINYNET_EMULATE_CUDA for the emulated device"

@@ -87,7 +87,7 @@ inline Tensor binary(Binary op, const Tensor& a, const Tensor& b) {
   return out;
 }
 
-// y = f(x);  dL/dx = dL/dy f'(x, y), the derivative written through the saved x and/or y
+// y = f(x);  dL/dx = dL/dy f'(x, y), written through the saved x and/or y
 // (backend/elementwise.hpp holds each op's f and f').
 template <typename Op>
 class UnaryNode final : public autograd::Node {

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "tinynet/backend/backend.hpp"
+#include "tinynet/backend/elementwise.hpp"
 #include "tinynet/core/parallel.hpp"
 #include "tinynet/core/shape.hpp"
 
@@ -18,6 +19,27 @@ template <typename F>
 void for_each_index(Tag, std::int64_t n, const F& f) {
   parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t i = lo; i < hi; ++i) f(i);
+  });
+}
+
+/// A unary op's backward: the loop above, with the saved tensors chosen at compile time and
+/// `accumulate` once per chunk, so that it vectorizes (dx may be g itself, never offset from
+/// it). Through the generic loop, ReLU's backward was a branch per element, 20 times slower
+/// than its forward on random signs (bench/NOTES.md, session 10).
+template <typename Op, typename T>
+void for_each_index(Tag, std::int64_t n, const UnaryBackward<Op, T>& f) {
+  parallel_for(n, kElementwiseGrain, [&f](std::int64_t lo, std::int64_t hi) {
+    const Op op = f.op;
+    const T *x = f.x, *y = f.y, *g = f.g;
+    T* dx = f.dx;
+    const auto d = [&](std::int64_t i) {
+      return op.template backward<T>(g[i], Op::kSavesX ? x[i] : T(0), Op::kSavesY ? y[i] : T(0));
+    };
+    if (f.accumulate) {
+      TINYNET_INDEPENDENT_ITERATIONS for (std::int64_t i = lo; i < hi; ++i) dx[i] += d(i);
+    } else {
+      TINYNET_INDEPENDENT_ITERATIONS for (std::int64_t i = lo; i < hi; ++i) dx[i] = d(i);
+    }
   });
 }
 
