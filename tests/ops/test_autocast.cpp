@@ -333,6 +333,9 @@ TEST_CASE("autocast: conv2d's im2col products are bfloat16 with float32 sums, fo
     check_conv_im2col(Conv(3, 20, 12, 12, 50, 5, 1, 0), 100);  // LeNet's second layer, 3 images
     check_conv_im2col(Conv(2, 3, 9, 9, 4, 5, 2, 1), 200);      // strided and padded
     check_conv_im2col(Conv(5, 2, 6, 7, 3, 3, 1, 1), 300);      // few channels: not Winograd
+    // Even channel counts take columns of channel pairs where the CPU has AVX512-BF16:
+    check_conv_im2col(Conv(2, 4, 9, 9, 6, 3, 2, 1), 310);  // strided and padded
+    check_conv_im2col(Conv(2, 4, 8, 8, 3, 1, 2, 0), 320);  // 1x1, stride 2: no room, float columns
   }
 }
 

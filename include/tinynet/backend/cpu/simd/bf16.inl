@@ -269,6 +269,17 @@ inline Operand pairs(std::int64_t k, std::int64_t n, const float* src, std::int6
   return rows(k, n, src, lds, buf);
 }
 
+/// Rounds `count` samples of c (even) channels of hw floats each into pairs of channels,
+/// dst[s][i][p] = (src[s][2i][p], src[s][2i + 1][p]): copied as they are (im2col), they
+/// make gemm_rows' right operand with pairs along the channels. Only where native().
+inline void channel_pairs([[maybe_unused]] std::int64_t count, [[maybe_unused]] std::int64_t c,
+                          [[maybe_unused]] std::int64_t hw, [[maybe_unused]] const float* src,
+                          [[maybe_unused]] std::uint32_t* dst) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  for (std::int64_t s = 0; s < count; ++s) detail::pairs(c, hw, src + s * c * hw, hw, dst + s * c / 2 * hw, hw);
+#endif
+}
+
 /// C[m, n] = A[m, k] B[k, n] (+ bias[row], then max(., 0) with `relu`) from prepared
 /// operands (a: rows, b: pairs); C is overwritten. `parallel`: rows split over the threads.
 inline void gemm_rows(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, Operand b, float* c, std::int64_t ldc,

@@ -10,11 +10,13 @@
 ///
 /// With bfloat16 products (autocast, float32 only) every GEMM, Winograd's included, takes
 /// bfloat16 operands (simd/bf16.inl): the filters are prepared once per call, the columns,
-/// Winograd's tiles and the output gradient in each chunk. The weight gradient of Winograd
-/// shapes goes through Winograd too (winograd::weight_grad_bf16: 16 multiplies per 2x2
-/// output tile and channel pair instead of 36; float32 keeps im2col). The direct
-/// one-channel kernel stays float32: it makes 9 to 25 products per output and is bound by
-/// its stores, so rounding its operands would cost a pass and save nothing.
+/// Winograd's tiles and the output gradient in each chunk. With AVX512-BF16 the forward's
+/// columns are copied from the input rounded once into pairs of channels
+/// (paired_columns). The weight gradient of Winograd shapes goes through Winograd too
+/// (winograd::weight_grad_bf16: 16 multiplies per 2x2 output tile and channel pair
+/// instead of 36; float32 keeps im2col). The direct one-channel kernel stays float32: it
+/// makes 9 to 25 products per output and is bound by its stores, so rounding its operands
+/// would cost a pass and save nothing.
 
 /// The Winograd and one-channel kernels exist for float32 at the AVX2 and AVX-512 levels.
 template <typename T>
@@ -195,6 +197,28 @@ void input_grad_columns(const Conv2dGeometry& g, const T* w, [[maybe_unused]] co
   gemm<T>(true, false, kdim, ld, g.out_c, T(1), w, kdim, gy_cols, ld, T(0), dcol, ld, parallel);
 }
 
+/// With vdpbf16ps, the forward's columns can come from the input rounded once into pairs of
+/// channels (bf16::channel_pairs): im2col over the pairs, as 32-bit elements, writes
+/// gemm_rows' right operand at half the bytes of float columns, and no pass rounds them.
+/// The product's k then runs over (channel pair, i, j, channel in the pair), so the filters
+/// are reordered to match (paired_filters). Needs an even channel count, and room for a
+/// group's paired input in the second half of its columns' buffer.
+inline bool paired_columns(const Conv2dGeometry& g) {
+  return bf16::native() && g.c % 2 == 0 && g.h * g.w <= g.kh * g.kw * g.oh * g.ow &&
+         g.out_c * g.col_rows() <= conv2d_forward_scratch_per_chunk(g);
+}
+
+/// The filters as paired_columns' left operand, in w16 (the bfloat16 filters' buffer),
+/// reordered in tmp (out_c * c * kh * kw floats).
+inline bf16::Operand paired_filters(const Conv2dGeometry& g, const float* w, float* tmp, float* w16) {
+  const std::int64_t kk = g.kh * g.kw, kdim = g.col_rows();
+  for (std::int64_t o = 0; o < g.out_c; ++o)
+    for (std::int64_t ci = 0; ci < g.c; ++ci)
+      for (std::int64_t t = 0; t < kk; ++t)
+        tmp[o * kdim + ((ci / 2) * kk + t) * 2 + ci % 2] = w[(o * g.c + ci) * kk + t];
+  return bf16::rows(g.out_c, kdim, tmp, kdim, w16);
+}
+
 /// Calls body(first, count) for consecutive groups of at most cpu_group() samples covering
 /// chunk `ch` of `chunks`.
 template <typename Body>
@@ -251,8 +275,14 @@ void conv2d_forward(Level, const Conv2dGeometry& g, const T* x, const T* w, cons
   }
 #endif
   bf16::Operand w16;
-  if constexpr (std::is_same_v<T, float>)
-    if (bf16) w16 = bf16::rows(g.out_c, kdim, w, kdim, w_bf16);
+  bool paired = false;
+  if constexpr (std::is_same_v<T, float>) {
+    paired = bf16 && detail::paired_columns(g);
+    if (paired)  // the first chunk's scratch reorders them before the chunks start
+      w16 = detail::paired_filters(g, w, scratch, w_bf16);
+    else if (bf16)
+      w16 = bf16::rows(g.out_c, kdim, w, kdim, w_bf16);
+  }
   parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t ch = lo; ch < hi; ++ch) {
       T* col = scratch + ch * per_chunk;
@@ -268,10 +298,19 @@ void conv2d_forward(Level, const Conv2dGeometry& g, const T* x, const T* w, cons
               copy_plus_run(ys + (j * g.out_c + o) * out_hw, y_cols + o * ld + j * cols, b != nullptr ? b[o] : T(0),
                             out_hw, relu);
         };
-        detail::im2col_group(g, xs, count, col, ld);
         if constexpr (std::is_same_v<T, float>) {
-          if (bf16) {  // the columns rounded in place
-            const bf16::Operand col16 = bf16::pairs(kdim, ld, col, ld, col);
+          if (paired) {
+            auto* xp = reinterpret_cast<std::uint32_t*>(col + kdim / 2 * ld);
+            bf16::channel_pairs(count, g.c, g.h * g.w, xs, xp);
+            Conv2dGeometry channel_pairs = g;
+            channel_pairs.c /= 2;
+            detail::im2col_group(channel_pairs, reinterpret_cast<const float*>(xp), count, col, ld);
+          }
+        }
+        if (!paired) detail::im2col_group(g, xs, count, col, ld);
+        if constexpr (std::is_same_v<T, float>) {
+          if (bf16) {  // the columns rounded in place, unless they are already pairs
+            const bf16::Operand col16 = paired ? bf16::Operand{col, ld} : bf16::pairs(kdim, ld, col, ld, col);
             bf16::gemm_rows(g.out_c, ld, kdim, w16, col16, direct ? ys : y_cols, ld, direct ? b : nullptr,
                             direct && relu, chunks == 1);
             if (!direct) unpack();
