@@ -336,6 +336,10 @@ TEST_CASE("autocast: conv2d's im2col products are bfloat16 with float32 sums, fo
     // Even channel counts take columns of channel pairs where the CPU has AVX512-BF16:
     check_conv_im2col(Conv(2, 4, 9, 9, 6, 3, 2, 1), 310);  // strided and padded
     check_conv_im2col(Conv(2, 4, 8, 8, 3, 1, 2, 0), 320);  // 1x1, stride 2: no room, float columns
+    // Rows of columns of odd length, one channel, and output rows longer than a vector:
+    check_conv_im2col(Conv(3, 3, 7, 7, 4, 3, 1, 0), 330);    // rows of 75 columns, padded to 76
+    check_conv_im2col(Conv(2, 1, 12, 13, 4, 6, 1, 0), 340);  // one channel (6x6: not the direct forward)
+    check_conv_im2col(Conv(1, 2, 5, 40, 3, 3, 1, 0), 350);   // output rows of 38: two vectors each
   }
 }
 
