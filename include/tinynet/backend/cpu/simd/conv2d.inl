@@ -455,21 +455,20 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
       });
     }
   });
-  // Fixed-order sum over chunks: deterministic for a given thread count.
-  auto reduce = [&](T* dst, bool acc, std::int64_t offset, std::int64_t len) {
+  // Fixed-order sums of the chunks' partials (at src + ch * stride): deterministic for a
+  // given thread count.
+  const auto sum_chunks = [&](T* dst, bool acc, const T* src, std::int64_t stride, std::int64_t len) {
     for (std::int64_t i = 0; i < len; ++i) {
       T total = acc ? dst[i] : T(0);
-      for (std::int64_t ch = 0; ch < chunks; ++ch) total += scratch[ch * per_chunk + partials + offset + i];
+      for (std::int64_t ch = 0; ch < chunks; ++ch) total += src[ch * stride + i];
       dst[i] = total;
     }
   };
-  if (dw != nullptr && !winograd_dw) reduce(dw, acc_dw, 0, wsize);
-  if (db != nullptr) reduce(db, acc_db, wsize, g.out_c);
+  if (dw != nullptr && !winograd_dw) sum_chunks(dw, acc_dw, scratch + partials, per_chunk, wsize);
+  if (db != nullptr) sum_chunks(db, acc_db, scratch + partials + wsize, per_chunk, g.out_c);
   if constexpr (std::is_same_v<T, float>) {
-    if (winograd_dw) {  // the chunks' dU summed into the first's in a fixed order, then into dw
-      const std::int64_t usize = winograd_forward(g, 1).u_size(), stride = conv2d_backward_bf16_per_chunk(g);
-      for (std::int64_t i = 0; i < usize; ++i)
-        for (std::int64_t ch = 1; ch < chunks; ++ch) gy_bf16[i] += gy_bf16[ch * stride + i];
+    if (winograd_dw) {  // the chunks' dU summed into the first's, then transformed into dw
+      sum_chunks(gy_bf16, false, gy_bf16, conv2d_backward_bf16_per_chunk(g), winograd_forward(g, 1).u_size());
       winograd::transform_weight_grad<3>(gy_bf16, g.out_c, g.c, acc_dw, dw);
     }
   }

@@ -122,6 +122,16 @@ inline void pair_masks(const Segment& g, std::int64_t shift, std::int64_t w, Mas
   hi = lanes_between(from - kLanes, to - kLanes);
 }
 
+/// Where each segment's pairs go in an output row: pair element 2 * lane + 2 * t + {0, 1}
+/// of segment n is output column 2 * (tx + t) + {0, 1}, shift[n] past the element; and the
+/// lanes of those columns that lie in [0, ow).
+inline void output_pairs(const Segment* seg, int segs, std::int64_t ow, std::int64_t* shift, Mask* lo, Mask* hi) {
+  for (int n = 0; n < segs; ++n) {
+    shift[n] = 2 * seg[n].tx - 2 * seg[n].lane;
+    pair_masks(seg[n], shift[n], ow, lo[n], hi[n]);
+  }
+}
+
 }  // namespace detail
 
 /// V[xi][c][p] = (B^T d B)[xi] for each tile d of `in` (image j's channel c at in + j *
@@ -223,13 +233,9 @@ void transform_output(const Shape& s, const float* m, const float* bias, bool re
         sc[0][k] = t[0];
         sc[1][k] = t[1];
       }
-      // Pair element 2 * lane + 2 * t + {0, 1} of segment n is output column 2 * (tx + t) + {0, 1}.
       std::int64_t shift[kLanes];
       Mask mlo[kLanes], mhi[kLanes];
-      for (int n = 0; n < segs; ++n) {
-        shift[n] = 2 * seg[n].tx - 2 * seg[n].lane;
-        detail::pair_masks(seg[n], shift[n], s.ow, mlo[n], mhi[n]);
-      }
+      detail::output_pairs(seg, segs, s.ow, shift, mlo, mhi);
 #pragma GCC unroll 2
       for (int i = 0; i < 2; ++i) {  // output row 2ty + i: (A^T m) A plus the bias, pairs interleaved
         Vec y[2], lo, hi;
@@ -260,13 +266,9 @@ void transform_output_grad(const Shape& s, const float* gy, const float* y_relu,
   const std::int64_t ld = s.padded_tiles(), plane = s.m_plane();
   for (std::int64_t o = 0; o < s.out_c; ++o)
     detail::for_each_tile_vector(s, [&](std::int64_t p0, const detail::Segment* seg, int segs, Mask lanes) {
-      // Pair element 2 * lane + 2 * t + {0, 1} of segment n is output column 2 * (tx + t) + {0, 1}.
       std::int64_t shift[kLanes];
       Mask mlo[kLanes], mhi[kLanes];
-      for (int n = 0; n < segs; ++n) {
-        shift[n] = 2 * seg[n].tx - 2 * seg[n].lane;
-        detail::pair_masks(seg[n], shift[n], s.ow, mlo[n], mhi[n]);
-      }
+      detail::output_pairs(seg, segs, s.ow, shift, mlo, mhi);
       Vec cols[2][2];  // cols[j][i]: e[i][j], output row 2ty + i, column 2tx + j
 #pragma GCC unroll 2
       for (int i = 0; i < 2; ++i) {
