@@ -219,12 +219,12 @@ inline bf16::Operand paired_filters(const Conv2dGeometry& g, const float* w, flo
   return bf16::rows(g.out_c, kdim, tmp, kdim, w16);
 }
 
-/// Calls body(first, count) for consecutive groups of at most cpu_group() samples covering
+/// Calls body(first, count) for consecutive groups of at most `group` samples covering
 /// chunk `ch` of `chunks`.
 template <typename Body>
-void for_each_group(const Conv2dGeometry& g, std::int64_t ch, std::int64_t chunks, Body&& body) {
+void for_each_group(const Conv2dGeometry& g, std::int64_t group, std::int64_t ch, std::int64_t chunks, Body&& body) {
   const std::int64_t end = (ch + 1) * g.n / chunks;
-  for (std::int64_t s = ch * g.n / chunks; s < end; s += cpu_group(g)) body(s, std::min(cpu_group(g), end - s));
+  for (std::int64_t s = ch * g.n / chunks; s < end; s += group) body(s, std::min(group, end - s));
 }
 
 }  // namespace detail
@@ -262,7 +262,7 @@ void conv2d_forward(Level, const Conv2dGeometry& g, const T* x, const T* w, cons
               bf16::rows(g.out_c, g.c, u + xi * g.out_c * g.c, g.c, w_bf16 + xi * bf16_operand_floats(g.out_c, g.c));
       parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
         for (std::int64_t ch = lo; ch < hi; ++ch)
-          detail::for_each_group(g, ch, chunks, [&](std::int64_t first, std::int64_t count) {
+          detail::for_each_group(g, cpu_group(g), ch, chunks, [&](std::int64_t first, std::int64_t count) {
             const winograd::Shape s = winograd_forward(g, count);
             float* v = scratch + ch * per_chunk;
             winograd::convolve<3>(s, u, bf16 ? u16 : nullptr, x + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w,
@@ -287,7 +287,7 @@ void conv2d_forward(Level, const Conv2dGeometry& g, const T* x, const T* w, cons
     for (std::int64_t ch = lo; ch < hi; ++ch) {
       T* col = scratch + ch * per_chunk;
       T* y_cols = col + cpu_col_size(g);
-      detail::for_each_group(g, ch, chunks, [&](std::int64_t first, std::int64_t count) {
+      detail::for_each_group(g, cpu_group(g), ch, chunks, [&](std::int64_t first, std::int64_t count) {
         const std::int64_t ld = count * cols;
         const T* xs = x + first * g.c * g.h * g.w;
         T* ys = y + first * g.out_c * out_hw;
@@ -349,13 +349,14 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
                      bool acc_dw, T* db, bool acc_db, T* scratch, const T* y_relu, Products products) {
   const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, kdim = g.col_rows(), cols = g.col_cols();
   const std::int64_t wsize = g.out_c * kdim, per_chunk = conv2d_backward_scratch_per_chunk(g);
-  const std::int64_t partials = per_chunk - wsize - g.out_c;   // offset of dw_part within a chunk
-  const bool direct = cpu_group(g) == 1 && y_relu == nullptr;  // gy is the column layout
+  const std::int64_t partials = per_chunk - wsize - g.out_c;  // offset of dw_part within a chunk
   // The input gradient through Winograd: its filters transformed once, after the chunks.
   const bool winograd_dx = uses_winograd<T>(Level{}, g) && dx != nullptr;
   const bool bf16 = std::is_same_v<T, float> && products == Products::bfloat16;
   // In bfloat16 the weight gradient of Winograd shapes goes through Winograd too.
   const bool winograd_dw = bf16 && uses_winograd<T>(Level{}, g) && dw != nullptr;
+  const std::int64_t group = winograd_dw ? winograd_backward_group(g) : cpu_group(g);
+  const bool direct = group == 1 && y_relu == nullptr;  // gy is the column layout
   T* const u_dx = scratch + chunks * per_chunk;
   // With bfloat16 products: the filters' operand(s), then each chunk's output gradient's.
   T* const w_bf16 = u_dx + conv2d_backward_filters(g);
@@ -388,26 +389,11 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
       T* db_part = dw_part + wsize;
       T* gy16 = bf16 ? gy_bf16 + ch * conv2d_backward_bf16_per_chunk(g) : nullptr;
       std::fill(dw_part, dw_part + wsize + g.out_c, T(0));
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
-      if constexpr (kWinogradFloat<T>) {
-        if (winograd_dw) {
-          // The chunk's bfloat16 part holds its dU (the transformed filters' gradient), then
-          // a group's tiles (conv2d_plan.hpp).
-          T* const du = gy16;
-          std::fill(du, du + winograd_forward(g, 1).u_size(), T(0));
-          const std::int64_t end = (ch + 1) * g.n / chunks, group = winograd_weight_grad_group(g);
-          for (std::int64_t first = ch * g.n / chunks; first < end; first += group) {
-            const winograd::Shape s = winograd_forward(g, std::min(group, end - first));
-            T* v = du + s.u_size();
-            const std::int64_t at = first * g.out_c * out_hw;
-            winograd::weight_grad_bf16<3>(s, x + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w, gy + at,
-                                          y_relu != nullptr ? y_relu + at : nullptr, out_hw, g.out_c * out_hw, v,
-                                          v + s.v_size(), du);
-          }
-        }
-      }
-#endif
-      detail::for_each_group(g, ch, chunks, [&](std::int64_t first, std::int64_t count) {
+      // With winograd_dw the chunk's bfloat16 part holds its dU (the transformed filters'
+      // gradient), then a group's tiles (conv2d_plan.hpp).
+      T* const du = gy16;
+      if (winograd_dw) std::fill(du, du + winograd_forward(g, 1).u_size(), T(0));
+      detail::for_each_group(g, group, ch, chunks, [&](std::int64_t first, std::int64_t count) {
         const std::int64_t ld = count * cols;
         const T* gys = gy + first * g.out_c * out_hw;
         // The output gradient in the column layout: samples side by side and/or masked by
@@ -425,8 +411,18 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
             }
           gyc = gy_cols;
         }
-        if (dw != nullptr && !winograd_dw)
+        if (winograd_dw) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+          if constexpr (kWinogradFloat<T>) {  // from gyc, masked and in cache
+            const winograd::Shape s = winograd_forward(g, count);
+            T* v = du + s.u_size();
+            winograd::weight_grad_bf16<3>(s, x + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w, gyc, ld, cols, v,
+                                          v + s.v_size(), du);
+          }
+#endif
+        } else if (dw != nullptr) {
           detail::add_weight_grad(g, gyc, x + first * g.c * g.h * g.w, count, col, ld, dw_part, gy16);
+        }
         if (db != nullptr)
           for (std::int64_t o = 0; o < g.out_c; ++o) db_part[o] += sum_run(gyc + o * ld, ld);
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2

@@ -254,12 +254,11 @@ void transform_output(const Shape& s, const float* m, const float* bias, bool re
 }
 
 /// E[xi][o][p] = (A e A^T)[xi] for each 2x2 tile e of the output gradient, tiled as the
-/// forward pass tiles its output (zeros past its edge); with `y_relu` (the output of a fused
-/// ReLU) e is masked where it is not positive, as relu's backward does. Image j's plane o
-/// is at gy + j * image_stride + o * channel_stride, rows of s.ow floats; E is laid out as M.
+/// forward pass tiles its output (zeros past its edge). Image j's plane o is at gy + j *
+/// image_stride + o * channel_stride, rows of s.ow floats; E is laid out as M.
 template <int R>
-void transform_output_grad(const Shape& s, const float* gy, const float* y_relu, std::int64_t channel_stride,
-                           std::int64_t image_stride, float* e) {
+void transform_output_grad(const Shape& s, const float* gy, std::int64_t channel_stride, std::int64_t image_stride,
+                           float* e) {
   using Mx = Matrices<R>;
   constexpr int a = Mx::a;
   static_assert(Mx::A[1][0] == Mx::AT[0][1] && Mx::A[3][1] == Mx::AT[1][3], "A must be AT transposed");
@@ -272,21 +271,13 @@ void transform_output_grad(const Shape& s, const float* gy, const float* y_relu,
       Vec cols[2][2];  // cols[j][i]: e[i][j], output row 2ty + i, column 2tx + j
 #pragma GCC unroll 2
       for (int i = 0; i < 2; ++i) {
-        Vec lo = Vec::zero(), hi = Vec::zero(), ylo = Vec::zero(), yhi = Vec::zero();
+        Vec lo = Vec::zero(), hi = Vec::zero();
         for (int n = 0; n < segs; ++n) {
           const std::int64_t oy = 2 * seg[n].ty + i;
           if (oy >= s.oh) continue;
           const std::int64_t at = seg[n].j * image_stride + o * channel_stride + oy * s.ow + shift[n];
           lo = load_into(lo, mlo[n], gy + at);
           hi = load_into(hi, mhi[n], gy + at + kLanes);
-          if (y_relu != nullptr) {
-            ylo = load_into(ylo, mlo[n], y_relu + at);
-            yhi = load_into(yhi, mhi[n], y_relu + at + kLanes);
-          }
-        }
-        if (y_relu != nullptr) {
-          lo = where_positive(ylo, lo);
-          hi = where_positive(yhi, hi);
         }
         deinterleave(lo, hi, cols[0][i], cols[1][i]);
       }
@@ -307,15 +298,15 @@ void transform_output_grad(const Shape& s, const float* gy, const float* y_relu,
 
 /// dU[xi] += E[xi] V[xi]^T in bfloat16 for a group of images: the weight gradient of the
 /// transformed filters (transform_weight_grad turns it into the filters'). V: the images'
-/// tiles as the forward pass transforms them; E: the output gradient's (transform_output_grad,
-/// `y_relu` as there). `v` and `e` (s.v_size() and s.m_size() floats) are scratch; the sums
-/// run along the tiles, so one product per point covers every image of the group.
+/// tiles as the forward pass transforms them; E: the output gradient's
+/// (transform_output_grad). `v` and `e` (s.v_size() and s.m_size() floats) are scratch; the
+/// sums run along the tiles, so one product per point covers every image of the group.
 template <int R>
 void weight_grad_bf16(const Shape& s, const float* in, std::int64_t in_channel_stride, std::int64_t in_image_stride,
-                      const float* gy, const float* y_relu, std::int64_t out_channel_stride,
-                      std::int64_t out_image_stride, float* v, float* e, float* du) {
+                      const float* gy, std::int64_t out_channel_stride, std::int64_t out_image_stride, float* v,
+                      float* e, float* du) {
   transform_input<R>(s, in, in_channel_stride, in_image_stride, v);
-  transform_output_grad<R>(s, gy, y_relu, out_channel_stride, out_image_stride, e);
+  transform_output_grad<R>(s, gy, out_channel_stride, out_image_stride, e);
   const std::int64_t ld = s.padded_tiles(), tiles = s.tiles();
   for (std::int64_t xi = 0; xi < s.points(); ++xi) {
     float* ep = e + xi * s.m_plane();
