@@ -302,9 +302,9 @@ void conv2d_forward(Level, const Conv2dGeometry& g, const T* x, const T* w, cons
           if (paired) {
             auto* xp = reinterpret_cast<std::uint32_t*>(col + kdim / 2 * ld);
             bf16::channel_pairs(count, g.c, g.h * g.w, xs, xp);
-            Conv2dGeometry channel_pairs = g;
-            channel_pairs.c /= 2;
-            detail::im2col_group(channel_pairs, reinterpret_cast<const float*>(xp), count, col, ld);
+            Conv2dGeometry over_pairs = g;  // im2col over the pairs, one 32-bit element each
+            over_pairs.c /= 2;
+            detail::im2col_group(over_pairs, reinterpret_cast<const float*>(xp), count, col, ld);
           }
         }
         if (!paired) detail::im2col_group(g, xs, count, col, ld);
