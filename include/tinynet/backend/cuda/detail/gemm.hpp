@@ -17,12 +17,12 @@
 
 #include "tinynet/backend/products.hpp"
 #include "tinynet/core/bfloat16.hpp"
+#include "tinynet/core/cuda/allocator.hpp"
 #include "tinynet/core/cuda/runtime.hpp"
 
 #if defined(__CUDACC__)
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
-#include <thrust/device_vector.h>
 #include <thrust/transform.h>
 #else
 #include "tinynet/backend/cpu/detail/gemm.hpp"
@@ -49,6 +49,27 @@ inline cublasHandle_t cublas_handle() {
 
 struct ToBf16 {
   __device__ __nv_bfloat16 operator()(float v) const { return __float2bfloat16_rn(v); }
+};
+
+/// A bfloat16 copy of n floats, in the device's caching allocator and made on the stream
+/// without waiting, like every other kernel. (A thrust::device_vector per product, with its
+/// cudaMalloc, its fill and a cudaFree that waits for the device, made an autocast step on
+/// an H100 2.5 times slower than a float32 one.)
+class Bf16Copy {
+ public:
+  Bf16Copy(const float* src, std::int64_t n)
+      : bytes_(static_cast<std::size_t>(n) * sizeof(__nv_bfloat16)),
+        data_(static_cast<__nv_bfloat16*>(cuda_allocator(tinynet::cuda::current_device()).allocate(bytes_))) {
+    thrust::transform(tinynet::cuda::policy(), src, src + n, data_, ToBf16{});
+  }
+  ~Bf16Copy() { cuda_allocator(tinynet::cuda::current_device()).deallocate(data_, bytes_); }
+  Bf16Copy(const Bf16Copy&) = delete;
+  Bf16Copy& operator=(const Bf16Copy&) = delete;
+  const __nv_bfloat16* data() const { return data_; }
+
+ private:
+  std::size_t bytes_;
+  __nv_bfloat16* data_;
 };
 
 }  // namespace detail
@@ -79,15 +100,12 @@ void gemm_batched(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, st
 #if defined(__CUDACC__)
   if constexpr (std::is_same_v<T, float>) {
     if (bf16) {
-      thrust::device_vector<__nv_bfloat16> a16(span_a), b16(span_b);
-      thrust::transform(thrust::cuda::par.on(tinynet::cuda::stream()), a, a + span_a, a16.begin(), detail::ToBf16{});
-      thrust::transform(thrust::cuda::par.on(tinynet::cuda::stream()), b, b + span_b, b16.begin(), detail::ToBf16{});
+      const detail::Bf16Copy a16(a, span_a), b16(b, span_b);
       const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
       const auto i = [](std::int64_t v) { return static_cast<int>(v); };
       detail::check_cublas(
-          cublasGemmStridedBatchedEx(detail::cublas_handle(), op_b, op_a, i(n), i(m), i(k), &alpha,
-                                     thrust::raw_pointer_cast(b16.data()), CUDA_R_16BF, i(ldb), stride_b,
-                                     thrust::raw_pointer_cast(a16.data()), CUDA_R_16BF, i(lda), stride_a, &beta, c,
+          cublasGemmStridedBatchedEx(detail::cublas_handle(), op_b, op_a, i(n), i(m), i(k), &alpha, b16.data(),
+                                     CUDA_R_16BF, i(ldb), stride_b, a16.data(), CUDA_R_16BF, i(lda), stride_a, &beta, c,
                                      CUDA_R_32F, i(ldc), stride_c, i(batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
           "gemm (bfloat16)");
       return;
