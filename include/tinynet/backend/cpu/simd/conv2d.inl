@@ -348,14 +348,14 @@ template <typename T>
 void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, const T* gy, T* dx, bool acc_dx, T* dw,
                      bool acc_dw, T* db, bool acc_db, T* scratch, const T* y_relu, Products products) {
   const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, kdim = g.col_rows(), cols = g.col_cols();
-  const std::int64_t wsize = g.out_c * kdim, per_chunk = conv2d_backward_scratch_per_chunk(g);
+  const std::int64_t wsize = g.out_c * kdim, per_chunk = conv2d_backward_scratch_per_chunk(g, products);
   const std::int64_t partials = per_chunk - wsize - g.out_c;  // offset of dw_part within a chunk
   // The input gradient through Winograd: its filters transformed once, after the chunks.
   const bool winograd_dx = uses_winograd<T>(Level{}, g) && dx != nullptr;
   const bool bf16 = std::is_same_v<T, float> && products == Products::bfloat16;
   // In bfloat16 the weight gradient of Winograd shapes goes through Winograd too.
   const bool winograd_dw = bf16 && uses_winograd<T>(Level{}, g) && dw != nullptr;
-  const std::int64_t group = winograd_dw ? winograd_backward_group(g) : cpu_group(g);
+  const std::int64_t group = winograd_dw ? winograd_backward_group(g, products) : cpu_group(g);
   const bool direct = group == 1 && y_relu == nullptr;  // gy is the column layout
   T* const u_dx = scratch + chunks * per_chunk;
   // With bfloat16 products: the filters' operand(s), then each chunk's output gradient's.
@@ -384,7 +384,7 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
     for (std::int64_t ch = lo; ch < hi; ++ch) {
       T* col = scratch + ch * per_chunk;
       T* dcol = col + cpu_col_size(g);
-      T* gy_cols = dcol + conv2d_backward_dx_scratch(g);
+      T* gy_cols = dcol + conv2d_backward_dx_scratch(g, products);
       T* dw_part = col + partials;
       T* db_part = dw_part + wsize;
       T* gy16 = bf16 ? gy_bf16 + ch * conv2d_backward_bf16_per_chunk(g) : nullptr;

@@ -58,16 +58,18 @@ struct ToBf16 {
 class Bf16Copy {
  public:
   Bf16Copy(const float* src, std::int64_t n)
-      : bytes_(static_cast<std::size_t>(n) * sizeof(__nv_bfloat16)),
-        data_(static_cast<__nv_bfloat16*>(cuda_allocator(tinynet::cuda::current_device()).allocate(bytes_))) {
+      : allocator_(cuda_allocator(tinynet::cuda::current_device())),
+        bytes_(static_cast<std::size_t>(n) * sizeof(__nv_bfloat16)),
+        data_(static_cast<__nv_bfloat16*>(allocator_.allocate(bytes_))) {
     thrust::transform(tinynet::cuda::policy(), src, src + n, data_, ToBf16{});
   }
-  ~Bf16Copy() { cuda_allocator(tinynet::cuda::current_device()).deallocate(data_, bytes_); }
+  ~Bf16Copy() { allocator_.deallocate(data_, bytes_); }
   Bf16Copy(const Bf16Copy&) = delete;
   Bf16Copy& operator=(const Bf16Copy&) = delete;
   const __nv_bfloat16* data() const { return data_; }
 
  private:
+  Allocator& allocator_;  // the one it came from, whatever device is current at the end
   std::size_t bytes_;
   __nv_bfloat16* data_;
 };
