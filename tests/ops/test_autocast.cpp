@@ -4,7 +4,9 @@
 // whose sums are float32 is within gamma_K * sum |a b| of the float64 sum of the rounded
 // operands (K terms; gamma_K = K u / (1 - K u), u = 2^-24: Higham, Accuracy and Stability of
 // Numerical Algorithms, 3.1), whatever the summation order, threads and vector level.
-// Winograd's products round the transformed tiles and filters instead; its bound is below.
+// Winograd's products round the transformed tiles and filters instead; its bound is below,
+// and holds, without the rounding to bfloat16, for Winograd in float32 too (checked here).
+#include <optional>
 #include <tinynet/backend/cpu/conv2d.hpp>
 #include <tinynet/backend/cpu/detail/winograd.hpp>
 
@@ -164,17 +166,28 @@ void input_tile_magnitudes(const std::vector<double>& in, std::int64_t b, std::i
       }
 }
 
+/// How Winograd's products are computed: in bfloat16 (the transformed tiles and filters
+/// rounded to bfloat16, relative error <= u_bf = 2^-8; their products exact in float32)
+/// or in float32 (nothing rounded but each product, one more float32 rounding).
+struct WinogradProducts {
+  double operand_unit;
+  int product_roundings;
+};
+constexpr WinogradProducts kBf16Products{kBf16Unit, 0}, kF32Products{0, 1};
+
 /// The Winograd bound for the output y[n][q][y][x] of a stride-1 3x3 convolution of
 /// `in` ([n, c, h, w]) with filters `filt(q, ci, i, j)`: the products multiply the
-/// transformed tile V = B^T d B and filter U = G g G^T, each rounded to bfloat16 (relative
-/// error <= 2^-8) after float32 transforms, and A^T m A adds up to 9 of them. With
+/// transformed tile V = B^T d B and filter U = G g G^T, each rounded to the products' type
+/// (u: u_bf or 0) after float32 transforms, and A^T m A adds up to 9 of them. With
 /// |U| <= |G||g||G^T| and |V| <= |B^T||d||B| elementwise, each output is within
-///   (2 u_bf + u_bf^2 + (c + 24) u_32) * sum_{k,l} |A^T_ik||A^T_jl| sum_c |G||g||G^T| |B^T||d||B|
+///   (2 u + u^2 + (c + 24 + p) u_32) * sum_{k,l} |A^T_ik||A^T_jl| sum_c |G||g||G^T| |B^T||d||B|
 /// of the exact convolution: rounding both factors, plus float32 error in the transforms
-/// (at most 4 + 4 operations each), the sum over c and the output transform (3 + 3).
+/// (at most 4 + 4 operations each), the products (p: 0 or 1 rounding), the sum over c and
+/// the output transform (3 + 3).
 std::vector<double> winograd_bound(const std::vector<double>& in, std::int64_t n, std::int64_t c, std::int64_t h,
                                    std::int64_t w, std::int64_t o, std::int64_t pad,
-                                   const std::function<double(std::int64_t, std::int64_t, int, int)>& filt) {
+                                   const std::function<double(std::int64_t, std::int64_t, int, int)>& filt,
+                                   WinogradProducts products) {
   using Mx = backend::cpu::winograd::Matrices<3>;
   const std::int64_t oh = h + 2 * pad - 2, ow = w + 2 * pad - 2;
   std::vector<double> bound(static_cast<std::size_t>(n * o * oh * ow));
@@ -189,7 +202,8 @@ std::vector<double> winograd_bound(const std::vector<double>& in, std::int64_t n
               s += std::fabs(Mx::G[a][i]) * std::fabs(filt(q, ci, i, j)) * std::fabs(Mx::G[bb][j]);
           ug[static_cast<std::size_t>((q * c + ci) * 16 + a * 4 + bb)] = s;
         }
-  const double factor = 2 * kBf16Unit + kBf16Unit * kBf16Unit + static_cast<double>(c + 24) * kF32Unit;
+  const double u = products.operand_unit;
+  const double factor = 2 * u + u * u + static_cast<double>(c + 24 + products.product_roundings) * kF32Unit;
   std::vector<double> vd(static_cast<std::size_t>(c * 16));  // |B^T||d||B| of one tile
   for (std::int64_t b = 0; b < n; ++b)
     for (std::int64_t ty = 0; ty < (oh + 1) / 2; ++ty)
@@ -218,13 +232,14 @@ std::vector<double> winograd_bound(const std::vector<double>& in, std::int64_t n
 /// The Winograd bound for the weight gradient of the same convolution (gy: [n, o, oh, ow]):
 /// dw[q][ci] = G^T (sum over tiles of E (.) V) G, with E = A e A^T of each output-gradient
 /// tile e and V = B^T d B of the input tile under it, both float32 transforms (<= 4
-/// roundings each) rounded to bfloat16, their products summed over the T tiles in float32
-/// (in groups, then across chunks: T + 2 roundings at most), then G^T . G in double and one
-/// rounding to float32. With f = (1 + u_bf)^2 (1 + (T + 24) u_32) - 1, each weight is within
+/// roundings each) rounded to the products' type (u), their products (p roundings) summed
+/// over the T tiles in float32 (in groups, then across chunks: T + 2 roundings at most),
+/// then G^T . G in double and one rounding to float32. With
+/// f = (1 + u)^2 (1 + (T + 24 + p) u_32) - 1, each weight is within
 ///   f * sum_tiles sum_{a,b} |G_ai||G_bj| (|A||e||A^T|)_ab (|B^T||d||B|)_ab.
 std::vector<double> winograd_weight_grad_bound(const std::vector<double>& in, const std::vector<double>& gy,
                                                std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w,
-                                               std::int64_t o, std::int64_t pad) {
+                                               std::int64_t o, std::int64_t pad, WinogradProducts products) {
   using Mx = backend::cpu::winograd::Matrices<3>;
   const std::int64_t oh = h + 2 * pad - 2, ow = w + 2 * pad - 2, th = (oh + 1) / 2, tw = (ow + 1) / 2;
   std::vector<double> sums(static_cast<std::size_t>(o * c * 16));  // sum over tiles of |E| |V|
@@ -255,7 +270,8 @@ std::vector<double> winograd_weight_grad_bound(const std::vector<double>& in, co
                   ed[static_cast<std::size_t>(q * 16 + ab)] * vd[static_cast<std::size_t>(ci * 16 + ab)];
       }
   const double tiles = static_cast<double>(n * th * tw);
-  const double f = (1 + kBf16Unit) * (1 + kBf16Unit) * (1 + (tiles + 24) * kF32Unit) - 1;
+  const double u = products.operand_unit;
+  const double f = (1 + u) * (1 + u) * (1 + (tiles + 24 + products.product_roundings) * kF32Unit) - 1;
   std::vector<double> bound(static_cast<std::size_t>(o * c * 9));
   for (std::int64_t qc = 0; qc < o * c; ++qc)
     for (int i = 0; i < 3; ++i)
@@ -270,15 +286,17 @@ std::vector<double> winograd_weight_grad_bound(const std::vector<double>& in, co
   return bound;
 }
 
-/// conv2d (conv2d_relu with `relu`) on the Winograd path under autocast: y, dx and dw against
-/// float64 references within the bounds above (or as im2col where a level has no Winograd).
+/// conv2d (conv2d_relu with `relu`) on the Winograd path, under autocast with `bf16`, else in
+/// float32: y, dx and dw against float64 references within the bounds above (or as im2col
+/// where a level has no Winograd).
 void check_conv_winograd(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w, std::int64_t o,
-                         std::int64_t pad, bool relu, std::uint64_t seed) {
+                         std::int64_t pad, bool relu, std::uint64_t seed, bool bf16) {
   Tensor x = uniform32({n, c, h, w}, seed), wt = uniform32({o, c, 3, 3}, seed + 1);
   const backend::Conv2dGeometry g{n, c, h, w, o, 3, 3, 1, 1, pad, pad, h + 2 * pad - 2, w + 2 * pad - 2};
   Tensor y;
   {
-    autocast scope;
+    std::optional<autocast> scope;
+    if (bf16) scope.emplace();
     y = relu ? conv2d_relu(x, wt, Tensor(), 1, static_cast<int>(pad))
              : conv2d(x, wt, Tensor(), 1, static_cast<int>(pad));
   }
@@ -295,12 +313,15 @@ void check_conv_winograd(std::int64_t n, std::int64_t c, std::int64_t h, std::in
   if (relu)
     for (double& v : fy.want) v = std::max(v, 0.0);
   if (!backend::cpu::uses_winograd<float>(g)) {
-    // At the baseline level the im2col path: the operands themselves rounded, so the
-    // exact result is within (2 u_bf + u_bf^2) sum |a b| of the rounded one.
+    // At the baseline level the im2col path: in bfloat16 the operands themselves rounded,
+    // so the exact result is within (2 u_bf + u_bf^2) sum |a b| of the rounded one; in
+    // float32 each product rounded once more.
     WARN("level " << backend::cpu::isa_name(backend::cpu::isa()) << ": no Winograd path; checked as im2col");
-    const auto rounded_bound = [](const Sums& sums, std::int64_t k) {
-      auto bound = sums.bound(k);
-      for (std::size_t i = 0; i < bound.size(); ++i) bound[i] += (2 * kBf16Unit + kBf16Unit * kBf16Unit) * sums.mag[i];
+    const auto rounded_bound = [&](const Sums& sums, std::int64_t k) {
+      auto bound = sums.bound(bf16 ? k : k + 1);
+      if (bf16)
+        for (std::size_t i = 0; i < bound.size(); ++i)
+          bound[i] += (2 * kBf16Unit + kBf16Unit * kBf16Unit) * sums.mag[i];
       return bound;
     };
     check_within(y, fy.want, rounded_bound(fy, c * 9));
@@ -311,13 +332,14 @@ void check_conv_winograd(std::int64_t n, std::int64_t c, std::int64_t h, std::in
   const auto filt = [&](std::int64_t q, std::int64_t ci, int i, int j) {
     return wv[static_cast<std::size_t>(((q * c + ci) * 3 + i) * 3 + j)];
   };
-  check_within(y, fy.want, winograd_bound(xv, n, c, h, w, o, pad, filt));
+  const WinogradProducts products = bf16 ? kBf16Products : kF32Products;
+  check_within(y, fy.want, winograd_bound(xv, n, c, h, w, o, pad, filt, products));
   // The input gradient: gy convolved with the flipped filters, padding 2 - pad.
   const auto flipped = [&](std::int64_t ci, std::int64_t q, int i, int j) {
     return wv[static_cast<std::size_t>(((q * c + ci) * 3 + (2 - i)) * 3 + (2 - j))];
   };
-  check_within(x.grad(), fdx.want, winograd_bound(gv, n, o, g.oh, g.ow, c, 2 - pad, flipped));
-  check_within(wt.grad(), fdw.want, winograd_weight_grad_bound(xv, gv, n, c, h, w, o, pad));
+  check_within(x.grad(), fdx.want, winograd_bound(gv, n, o, g.oh, g.ow, c, 2 - pad, flipped, products));
+  check_within(wt.grad(), fdw.want, winograd_weight_grad_bound(xv, gv, n, c, h, w, o, pad, products));
 }
 
 }  // namespace autocast_testing
@@ -343,19 +365,34 @@ TEST_CASE("autocast: conv2d's im2col products are bfloat16 with float32 sums, fo
   }
 }
 
-TEST_CASE("autocast: conv2d on the Winograd path stays within the bound of its rounded transforms", "[ops][autocast]") {
+namespace autocast_testing {
+
+/// check_conv_winograd over paddings, the fused ReLU and NET's 26x26 input, at 1 and 2
+/// threads.
+void check_winograd_cases(bool bf16) {
   ThreadCountRestorer restore;
   for (int threads : {1, 2}) {
     set_num_threads(threads);
     for (std::int64_t pad : {0, 1})
       for (bool relu : {false, true}) {
         INFO(threads << " threads, padding " << pad << (relu ? ", fused ReLU" : ""));
-        check_conv_winograd(2, 16, 9, 10, 24, pad, relu, 400);
+        check_conv_winograd(2, 16, 9, 10, 24, pad, relu, 400, bf16);
       }
     // 144 tiles an image: the weight gradient sums several groups of images per chunk.
     INFO(threads << " threads, NET's 26x26 input");
-    check_conv_winograd(5, 16, 26, 26, 16, 0, true, 410);
+    check_conv_winograd(5, 16, 26, 26, 16, 0, true, 410, bf16);
   }
+}
+
+}  // namespace autocast_testing
+
+TEST_CASE("autocast: conv2d on the Winograd path stays within the bound of its rounded transforms", "[ops][autocast]") {
+  check_winograd_cases(true);
+}
+
+TEST_CASE("conv2d: Winograd in float32 (its weight gradient included) stays within the bound of its transforms",
+          "[ops][conv2d]") {
+  check_winograd_cases(false);
 }
 
 TEST_CASE("autocast: linear and matmul products are bfloat16 with float32 sums", "[ops][autocast]") {

@@ -29,7 +29,7 @@ inline std::int64_t conv2d_forward_scratch(Tag, const Conv2dGeometry& g, Product
 /// bfloat16 products the filters and each chunk's output gradient as bfloat16 operands. A
 /// fused ReLU needs no more: each chunk masks the output gradient in its own copy of it.
 inline std::int64_t conv2d_backward_scratch(Tag, const Conv2dGeometry& g, bool /*relu*/, Products products) {
-  return conv_chunks(g.n) * conv2d_backward_scratch_per_chunk(g, products) + conv2d_backward_filters(g) +
+  return conv_chunks(g.n) * conv2d_backward_scratch_per_chunk(g) + conv2d_backward_filters(g) +
          (products == Products::bfloat16
               ? conv2d_backward_bf16_weights(g) + conv_chunks(g.n) * conv2d_backward_bf16_per_chunk(g)
               : 0);

@@ -12,7 +12,6 @@
 #include "tinynet/backend/cpu/detail/bf16_operand.hpp"
 #include "tinynet/backend/cpu/detail/conv2d_one_channel.hpp"
 #include "tinynet/backend/cpu/detail/winograd.hpp"
-#include "tinynet/backend/products.hpp"
 #include "tinynet/core/parallel.hpp"
 
 namespace tinynet::backend::cpu {
@@ -64,32 +63,40 @@ inline std::int64_t conv2d_forward_scratch_per_chunk(const Conv2dGeometry& g) {
   const winograd::Shape s = winograd_forward(g, cpu_group(g));
   return whole_lines(std::max(im2col, s.v_size() + s.m_size()));
 }
-/// Images per product of Winograd's weight gradient in bfloat16: sums of at least 288
-/// tiles (two of NET's images); longer groups leave L2 (measured: bench/NOTES.md).
+/// Images per product of Winograd's weight gradient: sums of at least 288 tiles (two of
+/// NET's images); longer groups leave L2 (measured: bench/NOTES.md).
 inline std::int64_t winograd_weight_grad_group(const Conv2dGeometry& g) {
   const std::int64_t tiles = winograd_forward(g, 1).tiles();
   return std::clamp<std::int64_t>((288 + tiles - 1) / tiles, 1, g.n);
 }
-/// Samples per group of the backward pass: where Winograd's bfloat16 weight gradient runs in
-/// its loop (on the output gradient the loop has just masked, while it is in cache), enough
-/// for that product's sums; cpu_group otherwise.
-inline std::int64_t winograd_backward_group(const Conv2dGeometry& g, Products products) {
-  return winograd_shape(g) && products == Products::bfloat16 ? std::max(cpu_group(g), winograd_weight_grad_group(g))
-                                                             : cpu_group(g);
+/// Samples per group of the backward pass: for Winograd shapes, enough for the sums of
+/// Winograd's weight gradient, which runs in the loop over groups (on the output gradient
+/// the loop has just masked, while it is in cache); cpu_group otherwise.
+inline std::int64_t backward_group(const Conv2dGeometry& g) {
+  return winograd_shape(g) ? std::max(cpu_group(g), winograd_weight_grad_group(g)) : cpu_group(g);
 }
-/// The part of a backward chunk that holds the input gradient's columns (im2col) or its
-/// Winograd tiles and products.
-inline std::int64_t conv2d_backward_dx_scratch(const Conv2dGeometry& g, Products products) {
+/// Scratch of Winograd's weight gradient: the chunk's partial gradient of the transformed
+/// filters, then a group's input and output-gradient tiles.
+inline std::int64_t winograd_weight_grad_scratch(const Conv2dGeometry& g) {
+  const winograd::Shape s = winograd_forward(g, backward_group(g));
+  return s.u_size() + s.v_size() + s.m_size();
+}
+/// The part of a backward chunk that holds the weight gradient's columns (im2col) or
+/// Winograd's weight-gradient scratch; and the part that holds the input gradient's
+/// columns or its Winograd tiles and products.
+inline std::int64_t conv2d_backward_dw_scratch(const Conv2dGeometry& g) {
+  return std::max(cpu_col_size(g), winograd_shape(g) ? winograd_weight_grad_scratch(g) : 0);
+}
+inline std::int64_t conv2d_backward_dx_scratch(const Conv2dGeometry& g) {
   if (!winograd_shape(g)) return cpu_col_size(g);
-  const winograd::Shape s = winograd_input_grad(g, winograd_backward_group(g, products));
+  const winograd::Shape s = winograd_input_grad(g, backward_group(g));
   return std::max(cpu_col_size(g), s.v_size() + s.m_size());
 }
-/// Scratch elements conv2d_backward needs per chunk: a group's columns, the input
-/// gradient's part, the output gradient in the column layout, and partial weight and bias
-/// gradients.
-inline std::int64_t conv2d_backward_scratch_per_chunk(const Conv2dGeometry& g, Products products) {
-  return whole_lines(cpu_col_size(g) + conv2d_backward_dx_scratch(g, products) +
-                     g.out_c * g.col_cols() * winograd_backward_group(g, products) + g.out_c * g.col_rows() + g.out_c);
+/// Scratch elements conv2d_backward needs per chunk: the weight and input gradients'
+/// parts, the output gradient in the column layout, and partial weight and bias gradients.
+inline std::int64_t conv2d_backward_scratch_per_chunk(const Conv2dGeometry& g) {
+  return whole_lines(conv2d_backward_dw_scratch(g) + conv2d_backward_dx_scratch(g) +
+                     g.out_c * g.col_cols() * backward_group(g) + g.out_c * g.col_rows() + g.out_c);
 }
 
 /// The transformed filters (Winograd) or W^T (the im2col input gradient) after the chunks.
@@ -111,18 +118,9 @@ inline std::int64_t conv2d_backward_bf16_weights(const Conv2dGeometry& g) {
   const std::int64_t planes = winograd_shape(g) ? winograd_input_grad(g, 1).points() : 0;
   return whole_lines(std::max(planes * bf16_operand_floats(g.c, g.out_c), bf16_operand_floats(g.col_rows(), g.out_c)));
 }
-/// Scratch of Winograd's weight gradient in bfloat16: the partial gradient of the
-/// transformed filters, then a group's input and output-gradient tiles.
-inline std::int64_t winograd_weight_grad_scratch(const Conv2dGeometry& g) {
-  const winograd::Shape s = winograd_forward(g, winograd_backward_group(g, Products::bfloat16));
-  return s.u_size() + s.v_size() + s.m_size();
-}
-/// A chunk's part with bfloat16 products: the output gradient as an operand, or
-/// Winograd's weight-gradient scratch.
+/// A chunk's output gradient as a bfloat16 operand (the im2col products').
 inline std::int64_t conv2d_backward_bf16_per_chunk(const Conv2dGeometry& g) {
-  return whole_lines(
-      std::max(bf16_operand_floats(g.out_c, g.col_cols() * winograd_backward_group(g, Products::bfloat16)),
-               winograd_shape(g) ? winograd_weight_grad_scratch(g) : 0));
+  return whole_lines(bf16_operand_floats(g.out_c, g.col_cols() * backward_group(g)));
 }
 
 }  // namespace tinynet::backend::cpu

@@ -2,9 +2,10 @@
 /// conv2d kernels at one vector level (NCHW): im2col + GEMM per sample (or per group of samples side by side
 /// when outputs are small), samples split into a fixed number of chunks run in parallel.
 /// Stride-1 3x3 convolutions with enough channels take Winograd F(2x2, 3x3) instead for
-/// the output and the input gradient, and the output of one-channel layers comes from a
-/// direct kernel (float32 at the AVX2 and AVX-512 levels; simd/winograd.inl,
-/// simd/conv2d_one_channel.inl).
+/// the output and both gradients (the weight gradient, 16 multiplies per 2x2 output tile
+/// and channel pair instead of 36, with AVX-512 or bfloat16 products), and the output of
+/// one-channel layers comes from a direct kernel (float32 at the AVX2 and AVX-512 levels;
+/// simd/winograd.inl, simd/conv2d_one_channel.inl).
 /// Weight and bias gradients are summed per chunk and then across chunks in a fixed
 /// order, so results do not depend on thread scheduling.
 ///
@@ -12,9 +13,7 @@
 /// bfloat16 operands (simd/bf16.inl): the filters are prepared once per call, the columns,
 /// Winograd's tiles and the output gradient in each chunk. With AVX512-BF16 the forward's
 /// columns are copied from the input rounded once into pairs of channels
-/// (paired_columns). The weight gradient of Winograd shapes goes through Winograd too
-/// (winograd::weight_grad_bf16: 16 multiplies per 2x2 output tile and channel pair
-/// instead of 36; float32 keeps im2col). The direct one-channel kernel stays float32: it
+/// (paired_columns). The direct one-channel kernel stays float32: it
 /// makes 9 to 25 products per output and is bound by its stores, so rounding its operands
 /// would cost a pass and save nothing.
 
@@ -348,14 +347,16 @@ template <typename T>
 void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, const T* gy, T* dx, bool acc_dx, T* dw,
                      bool acc_dw, T* db, bool acc_db, T* scratch, const T* y_relu, Products products) {
   const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, kdim = g.col_rows(), cols = g.col_cols();
-  const std::int64_t wsize = g.out_c * kdim, per_chunk = conv2d_backward_scratch_per_chunk(g, products);
+  const std::int64_t wsize = g.out_c * kdim, per_chunk = conv2d_backward_scratch_per_chunk(g);
   const std::int64_t partials = per_chunk - wsize - g.out_c;  // offset of dw_part within a chunk
   // The input gradient through Winograd: its filters transformed once, after the chunks.
   const bool winograd_dx = uses_winograd<T>(Level{}, g) && dx != nullptr;
   const bool bf16 = std::is_same_v<T, float> && products == Products::bfloat16;
-  // In bfloat16 the weight gradient of Winograd shapes goes through Winograd too.
-  const bool winograd_dw = bf16 && uses_winograd<T>(Level{}, g) && dw != nullptr;
-  const std::int64_t group = winograd_dw ? winograd_backward_group(g, products) : cpu_group(g);
+  // The weight gradient through Winograd too, but for float32 at the AVX2 level, where
+  // im2col's is as fast (bench/NOTES.md, session 12).
+  const bool winograd_dw =
+      uses_winograd<T>(Level{}, g) && dw != nullptr && (bf16 || TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512);
+  const std::int64_t group = uses_winograd<T>(Level{}, g) ? backward_group(g) : cpu_group(g);
   const bool direct = group == 1 && y_relu == nullptr;  // gy is the column layout
   T* const u_dx = scratch + chunks * per_chunk;
   // With bfloat16 products: the filters' operand(s), then each chunk's output gradient's.
@@ -383,15 +384,15 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
   parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t ch = lo; ch < hi; ++ch) {
       T* col = scratch + ch * per_chunk;
-      T* dcol = col + cpu_col_size(g);
-      T* gy_cols = dcol + conv2d_backward_dx_scratch(g, products);
+      T* dcol = col + conv2d_backward_dw_scratch(g);
+      T* gy_cols = dcol + conv2d_backward_dx_scratch(g);
       T* dw_part = col + partials;
       T* db_part = dw_part + wsize;
       T* gy16 = bf16 ? gy_bf16 + ch * conv2d_backward_bf16_per_chunk(g) : nullptr;
       std::fill(dw_part, dw_part + wsize + g.out_c, T(0));
-      // With winograd_dw the chunk's bfloat16 part holds its dU (the transformed filters'
-      // gradient), then a group's tiles (conv2d_plan.hpp).
-      T* const du = gy16;
+      // With winograd_dw the weight gradient's part holds the chunk's dU (the transformed
+      // filters' gradient), then a group's tiles (conv2d_plan.hpp).
+      T* const du = col;
       if (winograd_dw) std::fill(du, du + winograd_forward(g, 1).u_size(), T(0));
       detail::for_each_group(g, group, ch, chunks, [&](std::int64_t first, std::int64_t count) {
         const std::int64_t ld = count * cols;
@@ -416,8 +417,8 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
           if constexpr (kWinogradFloat<T>) {  // from gyc, masked and in cache
             const winograd::Shape s = winograd_forward(g, count);
             T* v = du + s.u_size();
-            winograd::weight_grad_bf16<3>(s, x + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w, gyc, ld, cols, v,
-                                          v + s.v_size(), du);
+            winograd::weight_grad<3>(s, x + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w, gyc, ld, cols, v,
+                                     v + s.v_size(), bf16, du);
           }
 #endif
         } else if (dw != nullptr) {
@@ -464,8 +465,8 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
   if (db != nullptr) sum_chunks(db, acc_db, scratch + partials + wsize, per_chunk, g.out_c);
   if constexpr (std::is_same_v<T, float>) {
     if (winograd_dw) {  // the chunks' dU summed into the first's, then transformed into dw
-      sum_chunks(gy_bf16, false, gy_bf16, conv2d_backward_bf16_per_chunk(g), winograd_forward(g, 1).u_size());
-      winograd::transform_weight_grad<3>(gy_bf16, g.out_c, g.c, acc_dw, dw);
+      sum_chunks(scratch, false, scratch, per_chunk, winograd_forward(g, 1).u_size());
+      winograd::transform_weight_grad<3>(scratch, g.out_c, g.c, acc_dw, dw);
     }
   }
 }

@@ -3,9 +3,9 @@
 /// 4x4 input tile d becomes 16 values B^T d B, each filter g becomes G g G^T, and the
 /// products become 16 independent GEMMs [out_c x in_c] x [in_c x tiles]: per 2x2 output
 /// tile and channel pair 16 multiply-adds instead of im2col's 36. A^T m A turns each
-/// product tile back into 2x2 outputs. conv2d uses it for the forward pass and for the
-/// input gradient (a convolution of the output gradient with the flipped filters), and in
-/// bfloat16 for the weight gradient: G^T [sum over tiles of (A e A^T) (.) (B^T d B)] G.
+/// product tile back into 2x2 outputs. conv2d uses it for the forward pass, for the input
+/// gradient (a convolution of the output gradient with the flipped filters) and for the
+/// weight gradient: G^T [sum over tiles of (A e A^T) (.) (B^T d B)] G.
 ///
 /// The matrices come from interpolation at 0, 1, -1 and infinity (Toom-Cook, transposed for
 /// correlation), the denominators moved into G so that B^T and A^T hold 0 and +-1 only, and
@@ -296,23 +296,28 @@ void transform_output_grad(const Shape& s, const float* gy, std::int64_t channel
     });
 }
 
-/// dU[xi] += E[xi] V[xi]^T in bfloat16 for a group of images: the weight gradient of the
-/// transformed filters (transform_weight_grad turns it into the filters'). V: the images'
-/// tiles as the forward pass transforms them; E: the output gradient's
-/// (transform_output_grad). `v` and `e` (s.v_size() and s.m_size() floats) are scratch; the
-/// sums run along the tiles, so one product per point covers every image of the group.
+/// dU[xi] += E[xi] V[xi]^T for a group of images: the weight gradient of the transformed
+/// filters (transform_weight_grad turns it into the filters'), in bfloat16 with `bf16`
+/// (E and V rounded in place), else in float32. V: the images' tiles as the forward pass
+/// transforms them; E: the output gradient's (transform_output_grad). `v` and `e`
+/// (s.v_size() and s.m_size() floats) are scratch; the sums run along the tiles, so one
+/// product per point covers every image of the group.
 template <int R>
-void weight_grad_bf16(const Shape& s, const float* in, std::int64_t in_channel_stride, std::int64_t in_image_stride,
-                      const float* gy, std::int64_t out_channel_stride, std::int64_t out_image_stride, float* v,
-                      float* e, float* du) {
+void weight_grad(const Shape& s, const float* in, std::int64_t in_channel_stride, std::int64_t in_image_stride,
+                 const float* gy, std::int64_t out_channel_stride, std::int64_t out_image_stride, float* v, float* e,
+                 bool bf16, float* du) {
   transform_input<R>(s, in, in_channel_stride, in_image_stride, v);
   transform_output_grad<R>(s, gy, out_channel_stride, out_image_stride, e);
   const std::int64_t ld = s.padded_tiles(), tiles = s.tiles();
   for (std::int64_t xi = 0; xi < s.points(); ++xi) {
     float* ep = e + xi * s.m_plane();
     float* vp = v + xi * s.v_plane();
-    bf16::gemm_nt(s.out_c, s.in_c, tiles, bf16::rows(s.out_c, tiles, ep, ld, ep), bf16::rows(s.in_c, tiles, vp, ld, vp),
-                  du + xi * s.out_c * s.in_c, s.in_c);
+    float* dup = du + xi * s.out_c * s.in_c;
+    if (bf16)
+      bf16::gemm_nt(s.out_c, s.in_c, tiles, bf16::rows(s.out_c, tiles, ep, ld, ep),
+                    bf16::rows(s.in_c, tiles, vp, ld, vp), dup, s.in_c);
+    else
+      gemm_nt(s.out_c, s.in_c, tiles, ep, ld, vp, ld, dup, s.in_c);
   }
 }
 
