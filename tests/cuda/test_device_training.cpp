@@ -7,6 +7,7 @@
 #include <tinynet/optim/adam.hpp>
 #include <tinynet/optim/sgd.hpp>
 
+#include "../temp_dir.hpp"
 #include "device_testing.hpp"
 
 using namespace tinynet;
@@ -85,8 +86,7 @@ TEST_CASE("a network trained on the device follows the CPU run step by step", "[
 }
 
 TEST_CASE("device models and checkpoints save and load through the host", "[cuda]") {
-  const auto dir = std::filesystem::temp_directory_path() / "tinynet_cuda_io_test";
-  std::filesystem::create_directories(dir);
+  const tinynet::testing::TempDir dir;
   manual_seed(6);
   Net net;
   net.to(kCuda);
@@ -119,7 +119,6 @@ TEST_CASE("device models and checkpoints save and load through the host", "[cuda
   const auto c = resumed.named_parameters();
   const auto n = net.named_parameters();
   for (std::size_t i = 0; i < c.size(); ++i) CHECK(values(host(c[i].second)) == values(host(n[i].second)));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a steady-state training step allocates no new device memory", "[cuda]") {

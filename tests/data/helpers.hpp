@@ -23,6 +23,8 @@
 #include <tinynet/data/mnist.hpp>
 #include <vector>
 
+#include "temp_dir.hpp"
+
 namespace test_data {
 
 namespace fs = std::filesystem;
@@ -31,26 +33,7 @@ using Bytes = std::vector<unsigned char>;
 /// The real data sets (../shared/data).
 inline fs::path data_root() { return fs::path(TINYNET_TEST_DATA_DIR); }
 
-/// A fresh directory under the system temp dir, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "tinynet-data-test.XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  fs::path path_;
-};
+using TempDir = tinynet::testing::TempDir;
 
 inline void write_file(const fs::path& p, const Bytes& bytes) {
   fs::create_directories(p.parent_path());

@@ -1,9 +1,8 @@
 #pragma once
-// Helpers for the io tests: a scratch directory, byte-level file builders written
+// Helpers for the io tests: a scratch directory (tests/temp_dir.hpp), byte-level file builders written
 // independently of the library's encoder (so the tests pin the documented layout), and
 // a watch on heap and tensor allocations.
 
-#include <stdlib.h>
 #include <zlib.h>
 
 #include <catch2/catch.hpp>
@@ -18,36 +17,13 @@
 #include <tinynet/tinynet.hpp>
 #include <vector>
 
+#include "temp_dir.hpp"
+
 namespace io_test {
 
 using Bytes = std::vector<std::byte>;
 
-/// A fresh directory under the system's temp dir, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "tinynet-io-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-  /// Names of the directory's entries (to see stray temporary files).
-  std::vector<std::string> listing() const {
-    std::vector<std::string> names;
-    for (const auto& e : std::filesystem::directory_iterator(path_)) names.push_back(e.path().filename().string());
-    return names;
-  }
-
- private:
-  std::filesystem::path path_;
-};
+using TempDir = tinynet::testing::TempDir;
 
 inline Bytes read_bytes(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -4,6 +4,8 @@
 #include <tinynet/io/io.hpp>
 #include <tinynet/tinynet.hpp>
 
+#include "temp_dir.hpp"
+
 using namespace tinynet;
 
 namespace {
@@ -39,7 +41,8 @@ struct TrainingRun {
 
 TEST_CASE("checkpoint: a resumed run matches an uninterrupted one bitwise (Sequential, Adadelta, StepLR, dropout)",
           "[io][checkpoint][resume]") {
-  const auto path = std::filesystem::temp_directory_path() / "tinynet-test-resume.ckpt";
+  const tinynet::testing::TempDir dir;
+  const auto path = dir / "resume.ckpt";
   constexpr int kSteps = 8;
   for (int k : {1, 3, 6}) {
     INFO("stopping after step " << k);
@@ -63,5 +66,4 @@ TEST_CASE("checkpoint: a resumed run matches an uninterrupted one bitwise (Seque
     }
     CHECK(resumed.opt.lr(0) == full.opt.lr(0));
   }
-  std::filesystem::remove(path);
 }

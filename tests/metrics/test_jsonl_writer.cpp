@@ -12,18 +12,14 @@
 #include <tinynet/metrics/jsonl_writer.hpp>
 #include <vector>
 
+#include "temp_dir.hpp"
+
 namespace fs = std::filesystem;
 using tinynet::metrics::Field;
 using tinynet::metrics::JsonlWriter;
+using tinynet::testing::TempDir;
 
 namespace {
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("tinynet_metrics_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 std::vector<nlohmann::json> read_lines(const fs::path& path) {
   std::ifstream in(path);
@@ -35,7 +31,8 @@ std::vector<nlohmann::json> read_lines(const fs::path& path) {
 }  // namespace
 
 TEST_CASE("JsonlWriter rows parse back to the values written, in order", "[metrics][jsonl]") {
-  const fs::path path = fresh_dir("rows") / "m.jsonl";
+  const TempDir dir("tinynet-metrics");
+  const fs::path path = dir / "m.jsonl";
   const std::vector<double> doubles = {0.1, 1.0 / 3.0, 1e-300, 6.02214076e23, -2.5, 0.0, 1650.0};
   {
     JsonlWriter w(path);
@@ -62,7 +59,8 @@ TEST_CASE("JsonlWriter rows parse back to the values written, in order", "[metri
 }
 
 TEST_CASE("JsonlWriter writes null for values JSON cannot hold, and escapes strings", "[metrics][jsonl]") {
-  const fs::path path = fresh_dir("special") / "m.jsonl";
+  const TempDir dir("tinynet-metrics");
+  const fs::path path = dir / "m.jsonl";
   const std::string nasty = "a \"quoted\" \\ path\nwith\ttabs, \x01 and \xc3\xa9";
   {
     JsonlWriter w(path);
@@ -80,7 +78,8 @@ TEST_CASE("JsonlWriter writes null for values JSON cannot hold, and escapes stri
 }
 
 TEST_CASE("JsonlWriter lines are complete on disk when write returns", "[metrics][jsonl]") {
-  const fs::path path = fresh_dir("flush") / "m.jsonl";
+  const TempDir dir("tinynet-metrics");
+  const fs::path path = dir / "m.jsonl";
   JsonlWriter w(path);
   for (int i = 1; i <= 3; ++i) {
     w.write({{"step", i}});
@@ -92,7 +91,8 @@ TEST_CASE("JsonlWriter lines are complete on disk when write returns", "[metrics
 }
 
 TEST_CASE("JsonlWriter starts afresh by default and extends with append", "[metrics][jsonl]") {
-  const fs::path path = fresh_dir("append") / "m.jsonl";
+  const TempDir dir("tinynet-metrics");
+  const fs::path path = dir / "m.jsonl";
   JsonlWriter(path).write({{"run", 1}});
   JsonlWriter(path).write({{"run", 2}});
   CHECK(read_lines(path).size() == 1);
@@ -104,7 +104,8 @@ TEST_CASE("JsonlWriter starts afresh by default and extends with append", "[metr
 }
 
 TEST_CASE("JsonlWriter names the file it cannot open", "[metrics][jsonl]") {
-  const fs::path path = fresh_dir("missing") / "no_such_dir" / "m.jsonl";
+  const TempDir dir("tinynet-metrics");
+  const fs::path path = dir / "no_such_dir" / "m.jsonl";
   CHECK_THROWS_AS(JsonlWriter(path), tinynet::FileError);
   CHECK_THROWS_WITH(JsonlWriter(path), Catch::Matchers::Contains("JsonlWriter: cannot open '" + path.string() + "'") &&
                                            Catch::Matchers::Contains("No such file or directory"));

@@ -14,7 +14,10 @@
 #include <tinynet/metrics/tensorboard_writer.hpp>
 #include <vector>
 
+#include "temp_dir.hpp"
+
 namespace fs = std::filesystem;
+using tinynet::testing::TempDir;
 using namespace tinynet::metrics;
 
 namespace {
@@ -50,12 +53,6 @@ std::vector<std::string> records(const std::string& file) {
   return out;
 }
 
-fs::path fresh_tb_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("tinynet_tb_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  return dir;
-}
-
 }  // namespace
 
 TEST_CASE("crc32c matches the published check values", "[metrics][tensorboard]") {
@@ -71,7 +68,8 @@ TEST_CASE("crc32c matches the published check values", "[metrics][tensorboard]")
 }
 
 TEST_CASE("TensorBoardWriter creates the directory and a TensorBoard-named file", "[metrics][tensorboard]") {
-  const fs::path dir = fresh_tb_dir("name") / "run1";
+  const TempDir tmp("tinynet-tb");
+  const fs::path dir = tmp / "run1";
   TensorBoardWriter w(dir);
   CHECK(w.path().parent_path() == dir);
   const std::string name = w.path().filename().string();
@@ -86,7 +84,8 @@ TEST_CASE("TensorBoardWriter creates the directory and a TensorBoard-named file"
 }
 
 TEST_CASE("TensorBoardWriter writes one framed record per event, flushed at once", "[metrics][tensorboard]") {
-  TensorBoardWriter w(fresh_tb_dir("records"));
+  const TempDir dir("tinynet-tb");
+  TensorBoardWriter w(dir.path());
   auto recs = records(read_all(w.path()));
   REQUIRE(recs.size() == 1);
   CHECK(recs[0].find("brain.Event:2") != std::string::npos);
@@ -105,8 +104,8 @@ TEST_CASE("TensorBoardWriter writes one framed record per event, flushed at once
 }
 
 TEST_CASE("TensorBoardWriter names the directory it cannot create", "[metrics][tensorboard]") {
-  const fs::path base = fresh_tb_dir("blocked");
-  fs::create_directories(base);
+  const TempDir tmp("tinynet-tb");
+  const fs::path& base = tmp.path();
   std::ofstream(base / "file") << "not a directory";
   CHECK_THROWS_AS(TensorBoardWriter(base / "file" / "run"), tinynet::FileError);
   CHECK_THROWS_WITH(TensorBoardWriter(base / "file" / "run"),

@@ -4,6 +4,8 @@
 #include <tinynet/io/io.hpp>
 #include <tinynet/tinynet.hpp>
 
+#include "temp_dir.hpp"
+
 using namespace tinynet;
 using namespace tinynet::nn;
 
@@ -156,7 +158,8 @@ TEST_CASE("state_dict round trip and load errors name the entry", "[nn][module][
 }
 
 TEST_CASE("free-form model: saved to a file and loaded into a fresh model", "[nn][module][io]") {
-  const auto path = std::filesystem::temp_directory_path() / "tinynet-test-freeform.tnet";
+  const tinynet::testing::TempDir dir;
+  const auto path = dir / "freeform.tnet";
   manual_seed(21);
   Net a;
   save(a, path);
@@ -168,5 +171,4 @@ TEST_CASE("free-form model: saved to a file and loaded into a fresh model", "[nn
     const Tensor u = b.state_dict().at(name);
     CHECK(std::memcmp(t.raw_data(), u.raw_data(), t.nbytes()) == 0);
   }
-  std::filesystem::remove(path);
 }

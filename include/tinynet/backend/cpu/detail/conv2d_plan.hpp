@@ -69,9 +69,10 @@ inline std::int64_t winograd_weight_grad_group(const Conv2dGeometry& g) {
   const std::int64_t tiles = winograd_forward(g, 1).tiles();
   return std::clamp<std::int64_t>((288 + tiles - 1) / tiles, 1, g.n);
 }
-/// Samples per group of the backward pass: for Winograd shapes, enough for the sums of
-/// Winograd's weight gradient, which runs in the loop over groups (on the output gradient
-/// the loop has just masked, while it is in cache); cpu_group otherwise.
+/// Samples per group of the backward pass where Winograd's weight gradient runs: enough
+/// for its sums, since it runs in the loop over groups (on the output gradient the loop has
+/// just masked, while it is in cache). Elsewhere the backward pass takes cpu_group, which
+/// the weight gradient's columns are sized for.
 inline std::int64_t backward_group(const Conv2dGeometry& g) {
   return winograd_shape(g) ? std::max(cpu_group(g), winograd_weight_grad_group(g)) : cpu_group(g);
 }

@@ -356,7 +356,8 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
   // im2col's is as fast (bench/NOTES.md, session 12).
   const bool winograd_dw =
       uses_winograd<T>(Level{}, g) && dw != nullptr && (bf16 || TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512);
-  const std::int64_t group = uses_winograd<T>(Level{}, g) ? backward_group(g) : cpu_group(g);
+  // im2col's weight gradient keeps cpu_group: the chunk's columns hold one such group.
+  const std::int64_t group = winograd_dw ? backward_group(g) : cpu_group(g);
   const bool direct = group == 1 && y_relu == nullptr;  // gy is the column layout
   T* const u_dx = scratch + chunks * per_chunk;
   // With bfloat16 products: the filters' operand(s), then each chunk's output gradient's.
