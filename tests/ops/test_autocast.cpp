@@ -381,6 +381,10 @@ void check_winograd_cases(bool bf16) {
     // 144 tiles an image: the weight gradient sums several groups of images per chunk.
     INFO(threads << " threads, NET's 26x26 input");
     check_conv_winograd(5, 16, 26, 26, 16, 0, true, 410, bf16);
+    // Odd channel counts (the last pair of channels half padding, in both directions) and
+    // an odd tile count (25 an image: the rows of tiles padded).
+    INFO(threads << " threads, 17 -> 19 channels, one image of 9x9");
+    check_conv_winograd(1, 17, 9, 9, 19, 1, false, 420, bf16);
   }
 }
 

@@ -85,6 +85,23 @@ struct Level {};
 #endif
 #define TINYNET_ISA_LEVEL TINYNET_ISA_AVX512
 #define TINYNET_ISA_NAMESPACE ::tinynet::backend::cpu::avx512
+// A part of this level that may also use AVX512-BF16 (Winograd's transforms, which round
+// their values to bfloat16 as they store them): its functions, lambdas included (a target
+// attribute would not reach those), are compiled for the level plus AVX512-BF16. Nothing
+// there emits bfloat16 instructions but the conversions written as intrinsics, which run
+// only where bf16::native() said the CPU has them; the float32 paths stay as at the level.
+// (Kept unformatted: _Pragma takes one string literal.)
+// clang-format off
+#if defined(__clang__)
+#define TINYNET_BF16_REGION_BEGIN _Pragma("clang attribute pop") \
+  _Pragma("clang attribute push(__attribute__((target(\"avx512bf16,avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt\"))), apply_to = function)")
+#define TINYNET_BF16_REGION_END _Pragma("clang attribute pop") \
+  _Pragma("clang attribute push(__attribute__((target(\"avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt\"))), apply_to = function)")
+#else
+#define TINYNET_BF16_REGION_BEGIN _Pragma("GCC push_options") _Pragma("GCC target(\"avx512bf16\")")
+#define TINYNET_BF16_REGION_END _Pragma("GCC pop_options")
+#endif
+// clang-format on
 namespace tinynet::backend::cpu::avx512 {
 /// Selects the kernels compiled for AVX-512.
 struct Level {};
@@ -92,6 +109,8 @@ struct Level {};
 }  // namespace tinynet::backend::cpu::avx512
 #undef TINYNET_ISA_LEVEL
 #undef TINYNET_ISA_NAMESPACE
+#undef TINYNET_BF16_REGION_BEGIN
+#undef TINYNET_BF16_REGION_END
 #if defined(__clang__)
 #pragma clang attribute pop
 #else

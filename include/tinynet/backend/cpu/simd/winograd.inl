@@ -18,7 +18,10 @@
 /// tiles_w + tx, and xi = 0 .. a*a-1: U[xi][out_c][in_c], V[xi][in_c][ld], M[xi][out_c][ld],
 /// ld = padded_tiles(), the planes of V and M v_plane() and m_plane() apart. The transforms
 /// take a vector of tiles at a time (several short tile rows side by side); the products go through
-/// gemm_rows (V read in place, no packing).
+/// gemm_rows (V read in place, no packing). With bfloat16 products on AVX512-BF16 the input
+/// and output-gradient transforms round their values as they store them, straight into the
+/// operand layouts of simd/bf16.inl (Bf16Pairs, Bf16Rows): no float32 planes to write and
+/// convert afterwards.
 
 namespace winograd {
 
@@ -28,6 +31,9 @@ using cpu::winograd::transform_weight_grad;
 using cpu::winograd::transform_weights;
 
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+TINYNET_BF16_REGION_BEGIN  // the bfloat16 planes below (kernels_for_isa.hpp)
+#endif
 
 namespace detail {
 
@@ -134,14 +140,90 @@ inline void output_pairs(const Segment* seg, int segs, std::int64_t ow, std::int
 
 }  // namespace detail
 
+/// Where the input and output-gradient transforms put the values of a vector of tiles:
+/// at(row, p0) is row `row` (a channel) from tile p0 on, and its store(xi, value, lanes)
+/// writes plane xi's values for the lanes in use. Float32 planes: V's and E's layout (the
+/// header comment).
+struct F32Planes {
+  float* data;
+  std::int64_t plane, ld;
+  struct At {
+    float* p;
+    std::int64_t plane;
+    void store(int xi, Vec value, Mask lanes) const { value.store(p + xi * plane, lanes); }
+  };
+  At at(std::int64_t row, std::int64_t p0) const { return {data + row * ld + p0, plane}; }
+};
+
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+/// The same values rounded to bfloat16 as they are stored, straight into the layouts of
+/// simd/bf16.inl's operands (what bf16::rows and bf16::pairs would make of the float32
+/// planes, without writing and reading those): plane xi at data + xi * plane floats. Only
+/// where bf16::native().
+///
+/// Rows: row r's tiles at (bfloat16) r * ld, ld even; the products read past an odd tile
+/// count up to ld, so pad_rows() zeroes that element.
+struct Bf16Rows {
+  float* data;
+  std::int64_t plane, ld;
+  std::uint16_t* row_of(int xi, std::int64_t row) const {
+    return reinterpret_cast<std::uint16_t*>(data + xi * plane) + row * ld;
+  }
+  struct At {
+    std::uint16_t* p;
+    std::int64_t plane;  // in bfloat16
+    void store(int xi, Vec value, Mask lanes) const {
+      _mm256_mask_storeu_epi16(p + xi * plane, lanes, reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(value.v)));
+    }
+  };
+  At at(std::int64_t row, std::int64_t p0) const { return {row_of(0, row) + p0, 2 * plane}; }
+  void pad_rows(int points, std::int64_t rows, std::int64_t tiles) const {
+    if (tiles % 2 == 0) return;
+    for (int xi = 0; xi < points; ++xi)
+      for (std::int64_t r = 0; r < rows; ++r) row_of(xi, r)[tiles] = 0;
+  }
+};
+
+/// Pairs of rows (gemm_rows' right operand): rows 2i and 2i + 1 interleaved, tile p's pair
+/// at (32-bit) i * ld + p. Each row writes its half of the pairs; with an odd row count
+/// the last pairs' second half must be zero (pad_last_pair, before the transform).
+struct Bf16Pairs {
+  float* data;
+  std::int64_t plane, ld;
+  std::uint16_t* row_of(int xi, std::int64_t row) const {
+    return reinterpret_cast<std::uint16_t*>(data + xi * plane) + (row / 2) * 2 * ld + (row % 2);
+  }
+  struct At {
+    std::uint16_t* p;
+    std::int64_t plane;  // in bfloat16
+    void store(int xi, Vec value, Mask lanes) const {
+      // Word t of the rounded values into words 2t and 2t + 1; the even ones are stored.
+      alignas(64) static constexpr std::uint16_t spread[32] = {
+          0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15};
+      const __m512i words = _mm512_castsi256_si512(reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(value.v)));
+      _mm512_mask_storeu_epi16(p + xi * plane, _pdep_u32(lanes, 0x55555555u),
+                               _mm512_permutexvar_epi16(_mm512_load_si512(spread), words));
+    }
+  };
+  At at(std::int64_t row, std::int64_t p0) const { return {row_of(0, row) + 2 * p0, 2 * plane}; }
+  void pad_last_pair(int points, std::int64_t rows, std::int64_t tiles) const {
+    if (rows % 2 == 0) return;
+    for (int xi = 0; xi < points; ++xi) {
+      std::uint16_t* second = row_of(xi, rows - 1) + 1;
+      for (std::int64_t p = 0; p < tiles; ++p) second[2 * p] = 0;
+    }
+  }
+};
+#endif
+
 /// V[xi][c][p] = (B^T d B)[xi] for each tile d of `in` (image j's channel c at in + j *
-/// image_stride + c * channel_stride, rows of s.w floats).
-template <int R>
+/// image_stride + c * channel_stride, rows of s.w floats), into `v` (F32Planes or, at the
+/// avx512 level, Bf16Rows or Bf16Pairs).
+template <int R, typename Planes>
 void transform_input(const Shape& s, const float* in, std::int64_t channel_stride, std::int64_t image_stride,
-                     float* v) {
+                     Planes v) {
   using Mx = Matrices<R>;
   constexpr int a = Mx::a;
-  const std::int64_t ld = s.padded_tiles(), plane = s.v_plane();
   // Plane by plane, top to bottom: the reads stream (the prefetchers follow them).
   for (std::int64_t c = 0; c < s.in_c; ++c)
     detail::for_each_tile_vector(s, [&](std::int64_t p0, const detail::Segment* seg, int segs, Mask lanes) {
@@ -178,13 +260,13 @@ void transform_input(const Shape& s, const float* in, std::int64_t channel_strid
 #pragma GCC unroll 8
         for (int k = 0; k < a; ++k) e[k][r] = db[k];
       }
-      float* out = v + c * ld + p0;
+      const auto out = v.at(c, p0);
 #pragma GCC unroll 8
       for (int k = 0; k < a; ++k) {  // B^T (d B), column k
         Vec col[a];
         detail::apply_rows<Mx::BT>(e[k], col, std::make_integer_sequence<int, a>{});
 #pragma GCC unroll 8
-        for (int r = 0; r < a; ++r) col[r].store(out + (r * a + k) * plane, lanes);
+        for (int r = 0; r < a; ++r) out.store(r * a + k, col[r], lanes);
       }
     });
 }
@@ -255,14 +337,14 @@ void transform_output(const Shape& s, const float* m, const float* bias, bool re
 
 /// E[xi][o][p] = (A e A^T)[xi] for each 2x2 tile e of the output gradient, tiled as the
 /// forward pass tiles its output (zeros past its edge). Image j's plane o is at gy + j *
-/// image_stride + o * channel_stride, rows of s.ow floats; E is laid out as M.
-template <int R>
+/// image_stride + o * channel_stride, rows of s.ow floats; E is laid out as M (F32Planes),
+/// or as bfloat16 rows (Bf16Rows).
+template <int R, typename Planes>
 void transform_output_grad(const Shape& s, const float* gy, std::int64_t channel_stride, std::int64_t image_stride,
-                           float* e) {
+                           Planes e) {
   using Mx = Matrices<R>;
   constexpr int a = Mx::a;
   static_assert(Mx::A[1][0] == Mx::AT[0][1] && Mx::A[3][1] == Mx::AT[1][3], "A must be AT transposed");
-  const std::int64_t ld = s.padded_tiles(), plane = s.m_plane();
   for (std::int64_t o = 0; o < s.out_c; ++o)
     detail::for_each_tile_vector(s, [&](std::int64_t p0, const detail::Segment* seg, int segs, Mask lanes) {
       std::int64_t shift[kLanes];
@@ -284,31 +366,45 @@ void transform_output_grad(const Shape& s, const float* gy, std::int64_t channel
       Vec t[2][a];  // t[j][k] = (A e)[k][j]
       detail::apply_rows<Mx::A>(cols[0], t[0], std::make_integer_sequence<int, a>{});
       detail::apply_rows<Mx::A>(cols[1], t[1], std::make_integer_sequence<int, a>{});
-      float* out = e + o * ld + p0;
+      const auto out = e.at(o, p0);
 #pragma GCC unroll 8
       for (int k = 0; k < a; ++k) {  // row k of (A e) A^T
         const Vec row[2] = {t[0][k], t[1][k]};
         Vec ek[a];
         detail::apply_rows<Mx::A>(row, ek, std::make_integer_sequence<int, a>{});
 #pragma GCC unroll 8
-        for (int l = 0; l < a; ++l) ek[l].store(out + (k * a + l) * plane, lanes);
+        for (int l = 0; l < a; ++l) out.store(k * a + l, ek[l], lanes);
       }
     });
 }
 
 /// dU[xi] += E[xi] V[xi]^T for a group of images: the weight gradient of the transformed
-/// filters (transform_weight_grad turns it into the filters'), in bfloat16 with `bf16`
-/// (E and V rounded in place), else in float32. V: the images' tiles as the forward pass
-/// transforms them; E: the output gradient's (transform_output_grad). `v` and `e`
-/// (s.v_size() and s.m_size() floats) are scratch; the sums run along the tiles, so one
-/// product per point covers every image of the group.
+/// filters (transform_weight_grad turns it into the filters'), in bfloat16 with `bf16`,
+/// else in float32. V: the images' tiles as the forward pass transforms them; E: the
+/// output gradient's (transform_output_grad). `v` and `e` (s.v_size() and s.m_size()
+/// floats) are scratch; the sums run along the tiles, so one product per point covers
+/// every image of the group.
 template <int R>
 void weight_grad(const Shape& s, const float* in, std::int64_t in_channel_stride, std::int64_t in_image_stride,
                  const float* gy, std::int64_t out_channel_stride, std::int64_t out_image_stride, float* v, float* e,
                  bool bf16, float* du) {
-  transform_input<R>(s, in, in_channel_stride, in_image_stride, v);
-  transform_output_grad<R>(s, gy, out_channel_stride, out_image_stride, e);
   const std::int64_t ld = s.padded_tiles(), tiles = s.tiles();
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  if (bf16 && bf16::native()) {  // both transforms round as they store: rows along the tiles
+    const std::int64_t ld16 = (tiles + 1) / 2 * 2;
+    const Bf16Rows v16{v, s.v_plane(), ld16}, e16{e, s.m_plane(), ld16};
+    transform_input<R>(s, in, in_channel_stride, in_image_stride, v16);
+    transform_output_grad<R>(s, gy, out_channel_stride, out_image_stride, e16);
+    v16.pad_rows(static_cast<int>(s.points()), s.in_c, tiles);
+    e16.pad_rows(static_cast<int>(s.points()), s.out_c, tiles);
+    for (int xi = 0; xi < s.points(); ++xi)
+      bf16::gemm_nt(s.out_c, s.in_c, tiles, {e16.row_of(xi, 0), ld16}, {v16.row_of(xi, 0), ld16},
+                    du + xi * s.out_c * s.in_c, s.in_c);
+    return;
+  }
+#endif
+  transform_input<R>(s, in, in_channel_stride, in_image_stride, F32Planes{v, s.v_plane(), ld});
+  transform_output_grad<R>(s, gy, out_channel_stride, out_image_stride, F32Planes{e, s.m_plane(), ld});
   for (std::int64_t xi = 0; xi < s.points(); ++xi) {
     float* ep = e + xi * s.m_plane();
     float* vp = v + xi * s.v_plane();
@@ -322,13 +418,13 @@ void weight_grad(const Shape& s, const float* in, std::int64_t in_channel_stride
 }
 
 /// M[xi] = U[xi] V[xi] in bfloat16 (simd/bf16.inl): u16[xi] is U[xi] prepared as rows;
-/// each V[xi] is rounded in place.
-inline void multiply_bf16(const Shape& s, const bf16::Operand* u16, float* v, float* m, bool parallel) {
+/// each V[xi] is rounded in place unless `v_paired` says it already is the operand (Bf16Pairs).
+inline void multiply_bf16(const Shape& s, const bf16::Operand* u16, float* v, bool v_paired, float* m, bool parallel) {
   const std::int64_t ld = s.padded_tiles(), tiles = s.tiles();
   auto one = [&](std::int64_t xi) {
     float* plane = v + xi * s.v_plane();
-    bf16::gemm_rows(s.out_c, tiles, s.in_c, u16[xi], bf16::pairs(s.in_c, tiles, plane, ld, plane), m + xi * s.m_plane(),
-                    ld);
+    const bf16::Operand v16 = v_paired ? bf16::Operand{plane, tiles} : bf16::pairs(s.in_c, tiles, plane, ld, plane);
+    bf16::gemm_rows(s.out_c, tiles, s.in_c, u16[xi], v16, m + xi * s.m_plane(), ld);
   };
   if (parallel) {
     parallel_for(s.points(), 1, [&](std::int64_t lo, std::int64_t hi) {
@@ -346,14 +442,27 @@ template <int R>
 void convolve(const Shape& s, const float* u, const bf16::Operand* u16, const float* in, std::int64_t in_channel_stride,
               std::int64_t in_image_stride, float* v, float* m, const float* bias, bool relu, bool accumulate,
               float* out, std::int64_t out_channel_stride, std::int64_t out_image_stride, bool parallel) {
-  transform_input<R>(s, in, in_channel_stride, in_image_stride, v);
+  bool v_paired = false;
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  if (u16 != nullptr && bf16::native()) {  // the tiles rounded as they are stored, paired along the channels
+    const Bf16Pairs v16{v, s.v_plane(), s.tiles()};
+    v16.pad_last_pair(static_cast<int>(s.points()), s.in_c, s.tiles());
+    transform_input<R>(s, in, in_channel_stride, in_image_stride, v16);
+    v_paired = true;
+  }
+#endif
+  if (!v_paired)
+    transform_input<R>(s, in, in_channel_stride, in_image_stride, F32Planes{v, s.v_plane(), s.padded_tiles()});
   if (u16 != nullptr)
-    multiply_bf16(s, u16, v, m, parallel);
+    multiply_bf16(s, u16, v, v_paired, m, parallel);
   else
     multiply(s, u, v, m, parallel);
   transform_output<R>(s, m, bias, relu, accumulate, out, out_channel_stride, out_image_stride);
 }
 
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+TINYNET_BF16_REGION_END
+#endif
 #endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
 
 }  // namespace winograd
