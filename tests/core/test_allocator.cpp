@@ -1,11 +1,35 @@
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <thread>
 #include <tinynet/tinynet.hpp>
 #include <utility>
 #include <vector>
 
+#include "fill_uninitialized.hpp"
+
 using namespace tinynet;
+
+TEST_CASE("allocator: fill_uninitialized_memory starts new host tensors as NaN", "[allocator]") {
+  {
+    // A block with values in it, freed into the cache: the next one of its size reuses it.
+    Tensor first = full({1000}, 3.0);
+    const void* where = first.data<float>();
+    first = Tensor();
+    tinynet::testing::FillUninitialized fill;
+    CHECK(fill_uninitialized_memory());
+    const Tensor f = empty({1000});
+    CHECK(f.data<float>() == where);
+    const Tensor d = empty({10}, {.dtype = DType::float64});
+    const Tensor i = empty({10}, {.dtype = DType::int64});
+    for (std::int64_t k = 0; k < 1000; ++k) REQUIRE(std::isnan(f.data<float>()[k]));
+    for (std::int64_t k = 0; k < 10; ++k) {
+      CHECK(std::isnan(d.data<double>()[k]));
+      CHECK(i.data<std::int64_t>()[k] == -1);
+    }
+  }
+  CHECK_FALSE(fill_uninitialized_memory());  // the scope restored it
+}
 
 TEST_CASE("allocator: a freed block is handed back on the next request of its size", "[allocator]") {
   Allocator& a = cpu_allocator();

@@ -10,10 +10,12 @@
 #include <tinynet/backend/cpu/conv2d.hpp>
 #include <tinynet/backend/cpu/detail/winograd.hpp>
 
+#include "fill_uninitialized.hpp"
 #include "op_testing.hpp"
 #include "thread_count_restorer.hpp"
 
 using namespace tinynet;
+using tinynet::testing::FillUninitialized;
 using tinynet::testing::ThreadCountRestorer;
 
 // Named, not anonymous: the area's test files are compiled as one translation unit.
@@ -349,6 +351,7 @@ using namespace autocast_testing;
 TEST_CASE("autocast: conv2d's im2col products are bfloat16 with float32 sums, forward and backward",
           "[ops][autocast]") {
   ThreadCountRestorer restore;
+  FillUninitialized fill;
   for (int threads : {1, 2}) {
     set_num_threads(threads);
     INFO(threads << " threads");
@@ -371,6 +374,7 @@ namespace autocast_testing {
 /// threads.
 void check_winograd_cases(bool bf16) {
   ThreadCountRestorer restore;
+  FillUninitialized fill;  // scratch and operand padding the kernels leave unwritten would show
   for (int threads : {1, 2}) {
     set_num_threads(threads);
     for (std::int64_t pad : {0, 1})

@@ -2,6 +2,7 @@
 /// \file
 /// Storage: one allocation on one device, shared by every tensor that views it.
 
+#include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <memory>
@@ -24,12 +25,28 @@ inline Allocator& allocator_for(Device device) {
 }
 
 namespace detail {
+inline std::atomic<bool>& fill_uninitialized_flag() {
+  static std::atomic<bool> on{false};
+  return on;
+}
+}  // namespace detail
+
+/// With `on`, the memory of every new host tensor (empty(), ops' outputs and scratch) starts
+/// with all bits set: NaN in floating tensors, -1 in integer ones, as PyTorch's
+/// `torch.utils.deterministic.fill_uninitialized_memory` fills it. Code that reads memory it
+/// never wrote then gives NaN instead of whatever the allocator's last user left there,
+/// which a test can see. Off by default: it costs a pass over every new tensor.
+inline void set_fill_uninitialized_memory(bool on) { detail::fill_uninitialized_flag().store(on); }
+inline bool fill_uninitialized_memory() { return detail::fill_uninitialized_flag().load(std::memory_order_relaxed); }
+
+namespace detail {
 
 /// A block of device memory owned through a caching allocator.
 class Storage {
  public:
   Storage(std::size_t nbytes, Device device) : nbytes_(nbytes), device_(device), alloc_(&allocator_for(device)) {
     data_ = alloc_->allocate(nbytes);
+    if (device.is_cpu() && nbytes > 0 && fill_uninitialized_memory()) std::memset(data_, 0xFF, nbytes);
   }
   /// Host storage from a given allocator (pinned memory).
   Storage(std::size_t nbytes, Device device, Allocator& alloc) : nbytes_(nbytes), device_(device), alloc_(&alloc) {
