@@ -46,11 +46,12 @@ class Storage {
  public:
   Storage(std::size_t nbytes, Device device) : nbytes_(nbytes), device_(device), alloc_(&allocator_for(device)) {
     data_ = alloc_->allocate(nbytes);
-    if (device.is_cpu() && nbytes > 0 && fill_uninitialized_memory()) std::memset(data_, 0xFF, nbytes);
+    fill_if_asked();
   }
   /// Host storage from a given allocator (pinned memory).
   Storage(std::size_t nbytes, Device device, Allocator& alloc) : nbytes_(nbytes), device_(device), alloc_(&alloc) {
     data_ = alloc_->allocate(nbytes);
+    fill_if_asked();
   }
   ~Storage() { alloc_->deallocate(data_, nbytes_); }
   Storage(const Storage&) = delete;
@@ -62,6 +63,10 @@ class Storage {
   const Allocator& allocator() const { return *alloc_; }
 
  private:
+  void fill_if_asked() {
+    if (device_.is_cpu() && nbytes_ > 0 && fill_uninitialized_memory()) std::memset(data_, 0xFF, nbytes_);
+  }
+
   void* data_ = nullptr;
   std::size_t nbytes_;
   Device device_;
