@@ -4,7 +4,7 @@
 set -euo pipefail
 clang_format=$1
 cd "$2"
-mapfile -t files < <(find include tests examples bench -type f \( -name '*.hpp' -o -name '*.cpp' -o -name '*.h' -o -name '*.inl' -o -name '*.cu' \) | sort)
+mapfile -t files < <(find include src tests examples bench -type f \( -name '*.hpp' -o -name '*.cpp' -o -name '*.h' -o -name '*.inl' -o -name '*.cu' \) | sort)
 unformatted=()
 for f in "${files[@]}"; do
   if ! "$clang_format" --dry-run --Werror "$f" > /dev/null 2>&1; then unformatted+=("$f"); fi

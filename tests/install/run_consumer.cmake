@@ -22,7 +22,7 @@ run(${CMAKE_COMMAND} --build ${WORK_DIR}/consumer-build)
 run(${WORK_DIR}/consumer-build/consumer)
 
 # The same program with tinynet added by add_subdirectory (its tests and examples are off
-# there: it is not the top-level project).
+# there: it is not the top-level project), its kernels compiled once in tinynet::cpu_kernels.
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install/subdirectory_consumer -B ${WORK_DIR}/subdirectory-build
     -G ${GENERATOR} -DTINYNET_SOURCE_DIR=${SOURCE_DIR} -DCMAKE_BUILD_TYPE=Release)
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/subdirectory-build)

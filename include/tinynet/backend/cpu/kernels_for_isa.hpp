@@ -119,6 +119,46 @@ struct Level {};
 
 #endif  // TINYNET_CPU_X86
 
+// Each level's kernel entry points, for compiling them once in a library instead of in
+// every translation unit that trains a network (two thirds of such a unit's compile time
+// is the three levels): TINYNET_CPU_KERNELS(template, avx512) instantiates a level's,
+// TINYNET_CPU_KERNELS(extern template, avx512) declares them compiled elsewhere. The
+// tinynet::cpu_kernels target (CMakeLists.txt, src/cpu_kernels/) does both; the tests
+// check that its list matches the entry points, since a kernel left off it is merely
+// compiled in each unit again.
+#define TINYNET_CPU_KERNELS_OF_TYPE(KEYWORDS, LEVEL, T)                                                                \
+  KEYWORDS bool cpu::LEVEL::uses_winograd<T>(cpu::LEVEL::Level, const Conv2dGeometry&);                                \
+  KEYWORDS bool cpu::LEVEL::uses_one_channel<T>(cpu::LEVEL::Level, const Conv2dGeometry&);                             \
+  KEYWORDS void cpu::LEVEL::conv2d_forward<T>(cpu::LEVEL::Level, const Conv2dGeometry&, const T*, const T*, const T*,  \
+                                              T*, T*, bool, Products);                                                 \
+  KEYWORDS void cpu::LEVEL::conv2d_backward<T>(cpu::LEVEL::Level, const Conv2dGeometry&, const T*, const T*, const T*, \
+                                               T*, bool, T*, bool, T*, bool, T*, const T*, Products);                  \
+  KEYWORDS void cpu::LEVEL::dropout_mask<T>(cpu::LEVEL::Level, const RandomStream&, T*, std::int64_t, double);         \
+  KEYWORDS void cpu::LEVEL::linear_forward<T>(cpu::LEVEL::Level, const T*, const T*, const T*, T*, std::int64_t,       \
+                                              std::int64_t, std::int64_t, Products);                                   \
+  KEYWORDS void cpu::LEVEL::linear_backward_input<T>(cpu::LEVEL::Level, const T*, const T*, T*, std::int64_t,          \
+                                                     std::int64_t, std::int64_t, bool, Products);                      \
+  KEYWORDS void cpu::LEVEL::linear_backward_weight<T>(cpu::LEVEL::Level, const T*, const T*, T*, std::int64_t,         \
+                                                      std::int64_t, std::int64_t, bool, Products);                     \
+  KEYWORDS void cpu::LEVEL::sgd_update<T>(cpu::LEVEL::Level, T*, const T*, T*, std::int64_t, const SgdArgs&);          \
+  KEYWORDS void cpu::LEVEL::adadelta_update<T>(cpu::LEVEL::Level, T*, const T*, T*, T*, std::int64_t,                  \
+                                               const AdadeltaArgs&);                                                   \
+  KEYWORDS void cpu::LEVEL::max_pool2d_forward<T>(cpu::LEVEL::Level, const Pool2dGeometry&, const T*, T*,              \
+                                                  std::int32_t*);
+#define TINYNET_CPU_KERNELS(KEYWORDS, LEVEL)           \
+  namespace tinynet::backend {                         \
+  TINYNET_CPU_KERNELS_OF_TYPE(KEYWORDS, LEVEL, float)  \
+  TINYNET_CPU_KERNELS_OF_TYPE(KEYWORDS, LEVEL, double) \
+  }
+
+#if defined(TINYNET_CPU_KERNELS_COMPILED)  // linked from tinynet::cpu_kernels
+TINYNET_CPU_KERNELS(extern template, baseline)
+#if defined(TINYNET_CPU_X86)
+TINYNET_CPU_KERNELS(extern template, avx2)
+TINYNET_CPU_KERNELS(extern template, avx512)
+#endif
+#endif
+
 namespace tinynet::backend::cpu {
 
 /// Calls f(level) with the Level tag of the vector level in use (isa()).

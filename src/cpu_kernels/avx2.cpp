@@ -1,0 +1,6 @@
+// tinynet::cpu_kernels: the avx2 level's kernels, compiled once (backend/cpu/kernels_for_isa.hpp).
+#include "tinynet/backend/cpu/kernels_for_isa.hpp"
+
+#if defined(TINYNET_CPU_X86)
+TINYNET_CPU_KERNELS(template, avx2)
+#endif
