@@ -122,6 +122,8 @@ ConvSums conv_sums(const Conv& cv, const std::vector<double>& xv, const std::vec
 /// conv2d under autocast against references on the bfloat16-rounded operands: y (with
 /// bias), dx, dw (K: c k k, o k k, n oh ow terms), and db from float32 sums of gy.
 void check_conv_im2col(const Conv& cv, std::uint64_t seed) {
+  INFO("conv2d of " << cv.n << " x " << cv.c << " x " << cv.h << " x " << cv.w << " by " << cv.o << " filters " << cv.k
+                    << " x " << cv.k << ", stride " << cv.stride << ", padding " << cv.pad);
   Tensor x = uniform32({cv.n, cv.c, cv.h, cv.w}, seed), wt = uniform32({cv.o, cv.c, cv.k, cv.k}, seed + 1),
          b = uniform32({cv.o}, seed + 2);
   const backend::Conv2dGeometry g{cv.n,      cv.c,      cv.h,   cv.w,   cv.o,  cv.k, cv.k,
@@ -138,9 +140,18 @@ void check_conv_im2col(const Conv& cv, std::uint64_t seed) {
   const auto gexact = values(gy, false);
   auto [fy, fdx, fdw] = conv_sums(cv, values(x, true), values(wt, true), values(gy, true));
   for (std::int64_t i = 0; i < y.numel(); ++i) fy.add(i, b.data<float>()[i / (cv.oh * cv.ow) % cv.o]);
-  check_within(y, fy.want, fy.bound(cv.c * cv.k * cv.k + 1));
-  check_within(x.grad(), fdx.want, fdx.bound(cv.o * cv.k * cv.k));
-  check_within(wt.grad(), fdw.want, fdw.bound(cv.n * cv.oh * cv.ow));
+  {
+    INFO("y");
+    check_within(y, fy.want, fy.bound(cv.c * cv.k * cv.k + 1));
+  }
+  {
+    INFO("dx");
+    check_within(x.grad(), fdx.want, fdx.bound(cv.o * cv.k * cv.k));
+  }
+  {
+    INFO("dw");
+    check_within(wt.grad(), fdw.want, fdw.bound(cv.n * cv.oh * cv.ow));
+  }
   Sums fdb(static_cast<std::size_t>(cv.o));
   for (std::int64_t i = 0; i < gy.numel(); ++i)
     fdb.add(i / (cv.oh * cv.ow) % cv.o, gexact[static_cast<std::size_t>(i)]);
@@ -365,6 +376,11 @@ TEST_CASE("autocast: conv2d's im2col products are bfloat16 with float32 sums, fo
     check_conv_im2col(Conv(3, 3, 7, 7, 4, 3, 1, 0), 330);    // rows of 75 columns, padded to 76
     check_conv_im2col(Conv(2, 1, 12, 13, 4, 6, 1, 0), 340);  // one channel (6x6: not the direct forward)
     check_conv_im2col(Conv(1, 2, 5, 40, 3, 3, 1, 0), 350);   // output rows of 38: two vectors each
+    // Output rows of 16, 4 and 2 (the bfloat16 weight-gradient columns pack 2, 8 and 16 rows
+    // to a vector), and the last sample's input ending where its buffer ends:
+    check_conv_im2col(Conv(2, 2, 20, 20, 3, 5, 1, 0), 360);
+    check_conv_im2col(Conv(3, 2, 8, 8, 3, 5, 1, 0), 370);
+    check_conv_im2col(Conv(2, 3, 6, 6, 2, 5, 1, 0), 380);
   }
 }
 

@@ -157,21 +157,54 @@ void im2col_group(const Conv2dGeometry& g, const T* xs, std::int64_t count, T* c
   for (std::int64_t j = 0; j < count; ++j) im2col(g, xs + j * g.c * g.h * g.w, col + j * g.col_cols(), ld);
 }
 
+/// With vdpbf16ps and a stride-1 unpadded convolution, the weight gradient's columns can be
+/// bfloat16 from the start: the group's input rounded once (after the columns in their
+/// buffer of kdim * ld floats), then im2col over 16-bit words writes the rows operand at
+/// half the bytes, and no pass rounds the columns.
+inline bool bf16_columns(const Conv2dGeometry& g, std::int64_t count, std::int64_t ld) {
+  const std::int64_t ld16 = (ld + 1) / 2 * 2, input = count * g.c * g.h * g.w;
+  return bf16::native() && g.stride1_unpadded() && g.col_rows() * ld16 + (input + 1) / 2 * 2 <= 2 * g.col_rows() * ld;
+}
+
+/// The columns of bf16_columns as the rows operand, in col.
+inline bf16::Operand im2col_bf16([[maybe_unused]] const Conv2dGeometry& g, [[maybe_unused]] const float* xs,
+                                 [[maybe_unused]] std::int64_t count, float* col, std::int64_t ld) {
+  const std::int64_t ld16 = (ld + 1) / 2 * 2;
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  const std::int64_t kdim = g.col_rows(), image = g.c * g.h * g.w, cols = g.col_cols();
+  auto* col16 = reinterpret_cast<std::uint16_t*>(col);
+  const auto* x16 = static_cast<const std::uint16_t*>(bf16::rows(1, count * image, xs, 0, col + kdim * ld16 / 2).data);
+  for (std::int64_t j = 0; j < count; ++j)
+    for (std::int64_t ci = 0; ci < g.c; ++ci)
+      for (std::int64_t i = 0; i < g.kh; ++i)
+        for (std::int64_t k = 0; k < g.kw; ++k)
+          pack_rows16(col16 + ((ci * g.kh + i) * g.kw + k) * ld16 + j * cols,
+                      x16 + j * image + ci * g.h * g.w + i * g.w + k, g.w, g.oh, g.ow);
+  if (ld % 2 != 0)  // gemm_nt reads rows in pairs
+    for (std::int64_t r = 0; r < kdim; ++r) col16[r * ld16 + ld] = 0;
+#endif
+  return {col, ld16};
+}
+
 /// dw += gy_cols col^T ([out_c, ld] times [kdim, ld]^T) for the group of `count` samples
 /// at xs, their columns copied out to `col` first: for float32 with vectors as dot
 /// products along the rows in place (gemm_nt; a packed GEMM copies both operands again),
 /// otherwise through Eigen. With `gy_bf16` (a buffer for the output gradient's bfloat16
-/// operand) in bfloat16, the columns rounded in place.
+/// operand) in bfloat16: the columns made in bfloat16 (bf16_columns) or rounded in place.
 template <typename T>
 void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const T* xs, std::int64_t count, T* col,
                      std::int64_t ld, T* dw, T* gy_bf16) {
   const std::int64_t kdim = g.col_rows();
-  im2col_group(g, xs, count, col, ld);
   if constexpr (std::is_same_v<T, float>) {
-    if (gy_bf16 != nullptr)
-      return bf16::gemm_nt(g.out_c, kdim, ld, bf16::rows(g.out_c, ld, gy_cols, ld, gy_bf16),
-                           bf16::rows(kdim, ld, col, ld, col), dw, kdim);
+    if (gy_bf16 != nullptr) {
+      const bf16::Operand gy16 = bf16::rows(g.out_c, ld, gy_cols, ld, gy_bf16);
+      if (bf16_columns(g, count, ld))
+        return bf16::gemm_nt(g.out_c, kdim, ld, gy16, im2col_bf16(g, xs, count, col, ld), dw, kdim);
+      im2col_group(g, xs, count, col, ld);
+      return bf16::gemm_nt(g.out_c, kdim, ld, gy16, bf16::rows(kdim, ld, col, ld, col), dw, kdim);
+    }
   }
+  im2col_group(g, xs, count, col, ld);
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
   if constexpr (std::is_same_v<T, float>) return gemm_nt(g.out_c, kdim, ld, gy_cols, ld, col, ld, dw, kdim);
 #endif
