@@ -171,15 +171,11 @@ inline bf16::Operand im2col_bf16([[maybe_unused]] const Conv2dGeometry& g, [[may
                                  [[maybe_unused]] std::int64_t count, float* col, std::int64_t ld) {
   const std::int64_t ld16 = (ld + 1) / 2 * 2;
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-  const std::int64_t kdim = g.col_rows(), image = g.c * g.h * g.w, cols = g.col_cols();
+  const std::int64_t kdim = g.col_rows();
   auto* col16 = reinterpret_cast<std::uint16_t*>(col);
-  const auto* x16 = static_cast<const std::uint16_t*>(bf16::rows(1, count * image, xs, 0, col + kdim * ld16 / 2).data);
-  for (std::int64_t j = 0; j < count; ++j)
-    for (std::int64_t ci = 0; ci < g.c; ++ci)
-      for (std::int64_t i = 0; i < g.kh; ++i)
-        for (std::int64_t k = 0; k < g.kw; ++k)
-          pack_rows16(col16 + ((ci * g.kh + i) * g.kw + k) * ld16 + j * cols,
-                      x16 + j * image + ci * g.h * g.w + i * g.w + k, g.w, g.oh, g.ow);
+  const auto* x16 =
+      static_cast<const std::uint16_t*>(bf16::rows(1, count * g.c * g.h * g.w, xs, 0, col + kdim * ld16 / 2).data);
+  im2col_group(g, x16, count, col16, ld16);
   if (ld % 2 != 0)  // gemm_nt reads rows in pairs
     for (std::int64_t r = 0; r < kdim; ++r) col16[r * ld16 + ld] = 0;
 #endif

@@ -65,11 +65,67 @@ inline void pack_rows_by(float* dst, const float* src, std::int64_t src_stride, 
 }  // namespace detail
 #endif
 
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+namespace detail {
+/// Words [lo, hi) of a vector of 32 16-bit words, clipped to [0, 32).
+inline __mmask32 words_between(std::int64_t lo, std::int64_t hi) {
+  lo = std::max<std::int64_t>(lo, 0);
+  hi = std::min<std::int64_t>(hi, 32);
+  if (hi <= lo) return 0;
+  return static_cast<__mmask32>((hi == 32 ? ~0u : (1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+
+/// pack_words for rows of 32 / K words: K rows per store, one masked load each.
+template <int K>
+inline void pack_words_by(std::uint16_t* dst, const std::uint16_t* src, std::int64_t src_stride, std::int64_t rows) {
+  constexpr int n = 32 / K;
+  std::int64_t r = 0;
+  for (; r + K <= rows; r += K) {
+    __m512i v = _mm512_maskz_loadu_epi16(words_between(0, n), src + r * src_stride);
+#pragma GCC unroll 16
+    for (int s = 1; s < K; ++s)
+      v = _mm512_mask_loadu_epi16(v, words_between(s * n, (s + 1) * n), src + (r + s) * src_stride - s * n);
+    _mm512_storeu_si512(dst + r * n, v);
+  }
+  for (; r < rows; ++r)
+    _mm512_mask_storeu_epi16(dst + r * n, words_between(0, n),
+                             _mm512_maskz_loadu_epi16(words_between(0, n), src + r * src_stride));
+}
+
+/// pack_rows over 16-bit words (bfloat16 columns): 32 / n rows to a store where n divides
+/// 32, else a row (up to 32 words) per masked move.
+inline void pack_words(std::uint16_t* dst, const std::uint16_t* src, std::int64_t src_stride, std::int64_t rows,
+                       std::int64_t n) {
+  switch (n) {
+    case 2:
+      return detail::pack_words_by<16>(dst, src, src_stride, rows);
+    case 4:
+      return detail::pack_words_by<8>(dst, src, src_stride, rows);
+    case 8:
+      return detail::pack_words_by<4>(dst, src, src_stride, rows);
+    case 16:
+      return detail::pack_words_by<2>(dst, src, src_stride, rows);
+    default:
+      break;
+  }
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t x = 0; x < n; x += 32) {
+      const __mmask32 m = words_between(0, n - x);
+      _mm512_mask_storeu_epi16(dst + r * n + x, m, _mm512_maskz_loadu_epi16(m, src + r * src_stride + x));
+    }
+}
+}  // namespace detail
+#endif
+
 /// dst[r*n + x] = src[r*src_stride + x] for r < rows, x < n: rows gathered into one
 /// contiguous run (im2col's rows). Rows of a half, quarter, ... of a vector share stores,
-/// one masked load per row, instead of a short store each.
+/// one masked load per row, instead of a short store each; likewise for 16-bit words
+/// (bfloat16) at the AVX-512 level.
 template <typename T>
 inline void pack_rows(T* dst, const T* src, std::int64_t src_stride, std::int64_t rows, std::int64_t n) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  if constexpr (std::is_same_v<T, std::uint16_t>) return detail::pack_words(dst, src, src_stride, rows, n);
+#endif
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
   if constexpr (kVectorRuns<T>) {
     switch (n) {
@@ -90,58 +146,6 @@ inline void pack_rows(T* dst, const T* src, std::int64_t src_stride, std::int64_
 #endif
   for (std::int64_t r = 0; r < rows; ++r) copy_run(dst + r * n, src + r * src_stride, n);
 }
-
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-namespace detail {
-/// Words [lo, hi) of a vector of 32 16-bit words, clipped to [0, 32).
-inline __mmask32 words_between(std::int64_t lo, std::int64_t hi) {
-  lo = std::max<std::int64_t>(lo, 0);
-  hi = std::min<std::int64_t>(hi, 32);
-  if (hi <= lo) return 0;
-  return static_cast<__mmask32>((hi == 32 ? ~0u : (1u << hi) - 1u) & ~((1u << lo) - 1u));
-}
-
-/// pack_rows16 for rows of 32 / K words: K rows per store, one masked load each.
-template <int K>
-inline void pack_rows16_by(std::uint16_t* dst, const std::uint16_t* src, std::int64_t src_stride, std::int64_t rows) {
-  constexpr int n = 32 / K;
-  std::int64_t r = 0;
-  for (; r + K <= rows; r += K) {
-    __m512i v = _mm512_maskz_loadu_epi16(words_between(0, n), src + r * src_stride);
-#pragma GCC unroll 16
-    for (int s = 1; s < K; ++s)
-      v = _mm512_mask_loadu_epi16(v, words_between(s * n, (s + 1) * n), src + (r + s) * src_stride - s * n);
-    _mm512_storeu_si512(dst + r * n, v);
-  }
-  for (; r < rows; ++r)
-    _mm512_mask_storeu_epi16(dst + r * n, words_between(0, n),
-                             _mm512_maskz_loadu_epi16(words_between(0, n), src + r * src_stride));
-}
-}  // namespace detail
-
-/// pack_rows over 16-bit words (bfloat16 columns): rows of n words gathered into one run,
-/// 32 / n rows to a store where n divides 32, else a row (up to 32 words) per masked move.
-inline void pack_rows16(std::uint16_t* dst, const std::uint16_t* src, std::int64_t src_stride, std::int64_t rows,
-                        std::int64_t n) {
-  switch (n) {
-    case 2:
-      return detail::pack_rows16_by<16>(dst, src, src_stride, rows);
-    case 4:
-      return detail::pack_rows16_by<8>(dst, src, src_stride, rows);
-    case 8:
-      return detail::pack_rows16_by<4>(dst, src, src_stride, rows);
-    case 16:
-      return detail::pack_rows16_by<2>(dst, src, src_stride, rows);
-    default:
-      break;
-  }
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t x = 0; x < n; x += 32) {
-      const __mmask32 m = detail::words_between(0, n - x);
-      _mm512_mask_storeu_epi16(dst + r * n + x, m, _mm512_maskz_loadu_epi16(m, src + r * src_stride + x));
-    }
-}
-#endif
 
 /// dst[0, n) = src[0, n) + value, or max(that, 0) with `relu` (NaN stays NaN).
 template <typename T>
