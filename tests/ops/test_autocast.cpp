@@ -422,10 +422,14 @@ TEST_CASE("conv2d: Winograd in float32 (its weight gradient included) stays with
 TEST_CASE("autocast: linear and matmul products are bfloat16 with float32 sums", "[ops][autocast]") {
   ThreadCountRestorer restore;
   for (int threads : {1, 2})
-    for (auto [batch, in, out] :
-         {std::tuple<std::int64_t, std::int64_t, std::int64_t>{5, 37, 11}, {64, 600, 64}, {64, 4200, 70}}) {
+    for (auto [batch, in, out] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{5, 37, 11},
+                                  {64, 600, 64},
+                                  {64, 4200, 70},
+                                  {33, 3335, 41}}) {
       set_num_threads(threads);
-      // The last is large enough for its operands to be prepared by both threads.
+      // The last two are large enough for both threads to share their products, and their
+      // inputs are rounded in chunks (the last chunk of 3335 odd, padded); the last has odd
+      // sums everywhere (33 samples, 3335 inputs, 41 outputs: one row in the weights' last block).
       INFO(threads << " threads, linear " << batch << "x" << in << " -> " << out);
       Tensor x = uniform32({batch, in}, 500), wt = uniform32({out, in}, 501), b = uniform32({out}, 502);
       Tensor y, again;

@@ -2,7 +2,9 @@
 /// autocast's bfloat16 products at one vector level: both operands rounded to bfloat16
 /// (nearest, ties to even), the products summed in float32. An operand is first prepared
 /// (`rows` for one read along its rows, `pairs` for gemm_rows' right operand), then
-/// multiplied (`gemm_rows`, `gemm_nt`: the float32 kernels' shapes and meanings).
+/// multiplied (`gemm_rows`, `gemm_nt`: the float32 kernels' shapes and meanings). Operands
+/// used once, as linear's are, can instead be rounded inside the product a block at a time
+/// (`gemm_rows_rounding_b`, `gemm_nt_rounding`).
 ///
 /// At the avx512 level on a CPU with AVX512-BF16 (Isa::avx512_bf16) the products run on
 /// `vdpbf16ps`, which multiplies two pairs of bfloat16 per float32 lane and adds both to it:
@@ -146,6 +148,24 @@ TINYNET_BF16_TARGET inline void gemm_rows_range(std::int64_t r0, std::int64_t r1
   }
 }
 
+/// Columns [c0, c1) of C = A B (no bias) from B's float rows, paired 48 columns at a time
+/// into `panel` (k2 rows of 48 pairs, in cache), each panel then multiplied by every block
+/// of A's rows.
+TINYNET_BF16_TARGET inline void gemm_rows_panels(std::int64_t m, std::int64_t c0, std::int64_t c1, std::int64_t k,
+                                                 const std::uint32_t* a, std::int64_t lda, const float* b,
+                                                 std::int64_t ldb, float* c, std::int64_t ldc, std::uint32_t* panel) {
+  constexpr std::int64_t rb = 8, width = 48;
+  const std::int64_t k2 = (k + 1) / 2;
+  for (std::int64_t p0 = c0; p0 < c1; p0 += width) {
+    const std::int64_t left = std::min(width, c1 - p0);
+    pairs(k, left, b + p0, ldb, panel, width);
+    std::int64_t r = 0;
+    for (; r + rb <= m; r += rb)
+      gemm_rows_rest<rb>(rb, a + r * lda, lda, panel, width, c + r * ldc + p0, ldc, k2, left, nullptr, false);
+    gemm_rows_rest<rb - 1>(m - r, a + r * lda, lda, panel, width, c + r * ldc + p0, ldc, k2, left, nullptr, false);
+  }
+}
+
 /// C[o][r] += sum over k of A[o][k] B[r][k] for an MO x MR block: see gemm_nt_block
 /// (gemm_nt.inl); k, a multiple of 2, counts bfloat16.
 template <int MO, int MR>
@@ -190,14 +210,21 @@ TINYNET_BF16_TARGET inline void gemm_nt_row_block(const std::uint16_t* a, std::i
   gemm_nt_rest<MO, 3>(n - r, a, lda, b + r * ldb, ldb, c + r, ldc, k);
 }
 
+/// The length of gemm_nt's chunks of k (even): as many bytes per chunk as the float32
+/// gemm_nt's, in chunks of equal length, multiples of 32.
+inline std::int64_t nt_chunk(std::int64_t k) {
+  constexpr std::int64_t kMaxChunk = 1536;
+  const std::int64_t chunks = (k + kMaxChunk - 1) / kMaxChunk;
+  return ((k + chunks - 1) / chunks + 31) / 32 * 32;
+}
+
 /// C += A B^T over bfloat16 rows (k even); blocked as the float32 gemm_nt, over as many
 /// bytes per chunk of k.
 TINYNET_BF16_TARGET inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, const std::uint16_t* a,
                                         std::int64_t lda, const std::uint16_t* b, std::int64_t ldb, float* c,
                                         std::int64_t ldc) {
-  constexpr std::int64_t nb = 8, kMaxChunk = 1536;
-  const std::int64_t chunks = (k + kMaxChunk - 1) / kMaxChunk;
-  const std::int64_t kc = ((k + chunks - 1) / chunks + 31) / 32 * 32;
+  constexpr std::int64_t nb = 8;
+  const std::int64_t kc = nt_chunk(k);
   for (std::int64_t p = 0; p < k; p += kc) {
     const std::int64_t kk = std::min(kc, k - p);
     for (std::int64_t r = 0; r < n; r += nb) {
@@ -312,6 +339,30 @@ inline void gemm_rows(std::int64_t m, std::int64_t n, std::int64_t k, Operand a,
 #endif
 }
 
+/// C[m, n] = A[m, k] B[k, n] as gemm_rows (no bias), B given as k rows of n floats: rounded
+/// to pairs 48 columns at a time, in cache, as the product reaches them, instead of a pass
+/// over all of B into memory first (for a large B, such as linear's weights, that pass
+/// costs more than the product saves). `parallel`: B's columns split over the threads.
+inline void gemm_rows_rounding_b(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, const float* b,
+                                 std::int64_t ldb, float* c, std::int64_t ldc, bool parallel) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  if (native()) {
+    const auto* ap = static_cast<const std::uint32_t*>(a.data);
+    const std::int64_t panels = (n + 47) / 48;
+    const std::int64_t parts = parallel ? std::min<std::int64_t>(panels, get_num_threads()) : 1;
+    parallel_for(parts, 1, [&](std::int64_t lo, std::int64_t hi) {
+      ScratchFloats panel((k + 1) / 2 * 48);
+      for (std::int64_t p = lo; p < hi; ++p)
+        detail::gemm_rows_panels(m, p * panels / parts * 48, std::min(n, (p + 1) * panels / parts * 48), k, ap,
+                                 a.ld / 2, b, ldb, c, ldc, reinterpret_cast<std::uint32_t*>(panel.data()));
+    });
+    return;
+  }
+#endif
+  ScratchFloats bs(bf16_operand_floats(k, n));
+  gemm_rows(m, n, k, a, pairs(k, n, b, ldb, bs.data()), c, ldc, nullptr, false, parallel);
+}
+
 /// C[m, n] += A[m, k] B[n, k]^T from operands prepared with rows(). Serial.
 inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, Operand b, float* c, std::int64_t ldc) {
   if (m <= 0 || n <= 0 || k <= 0) return;
@@ -327,6 +378,49 @@ inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, O
 #else
   gemm<float>(false, true, m, n, k, 1.0f, ap, a.ld, bp, b.ld, 1.0f, c, ldc);
 #endif
+}
+
+/// C[m, n] += A[m, k] B[n, k]^T as gemm_nt, both operands given as float rows and rounded
+/// in cache a block at a time (A's rows for each chunk of k, then 8 of B's rows) instead
+/// of passes over both into memory first. `parallel`: B's rows split over the threads,
+/// each rounding A's chunks for itself (A is the smaller operand: linear's input against
+/// its weights).
+inline void gemm_nt_rounding(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda,
+                             const float* b, std::int64_t ldb, float* c, std::int64_t ldc, bool parallel) {
+  if (m <= 0 || n <= 0 || k <= 0) return;
+  const std::int64_t blocks = (n + 7) / 8;
+  const std::int64_t parts = parallel ? std::min<std::int64_t>(blocks, get_num_threads()) : 1;
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  if (native()) {
+    const std::int64_t kc = detail::nt_chunk((k + 1) / 2 * 2);
+    parallel_for(parts, 1, [&](std::int64_t lo, std::int64_t hi) {
+      ScratchFloats as(m * kc / 2), bs(8 * kc / 2);
+      auto* a16 = reinterpret_cast<std::uint16_t*>(as.data());
+      auto* b16 = reinterpret_cast<std::uint16_t*>(bs.data());
+      for (std::int64_t p = lo; p < hi; ++p) {
+        const std::int64_t r0 = p * blocks / parts * 8, r1 = std::min(n, (p + 1) * blocks / parts * 8);
+        for (std::int64_t p0 = 0; p0 < k; p0 += kc) {
+          const std::int64_t kk = std::min(kc, k - p0), ld = (kk + 1) / 2 * 2;
+          detail::rows(m, kk, a + p0, lda, a16, ld);
+          for (std::int64_t r = r0; r < r1; r += 8) {
+            const std::int64_t nn = std::min<std::int64_t>(8, r1 - r);
+            detail::rows(nn, kk, b + r * ldb + p0, ldb, b16, ld);
+            detail::gemm_nt(m, nn, ld, a16, ld, b16, ld, c + r, ldc);
+          }
+        }
+      }
+    });
+    return;
+  }
+#endif
+  ScratchFloats as(bf16_operand_floats(m, k)), bs(bf16_operand_floats(n, k));
+  const Operand a16 = rows(m, k, a, lda, as.data()), b16 = rows(n, k, b, ldb, bs.data());
+  parallel_for(parts, 1, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t p = lo; p < hi; ++p) {
+      const std::int64_t r0 = p * blocks / parts * 8, r1 = std::min(n, (p + 1) * blocks / parts * 8);
+      gemm_nt(m, r1 - r0, k, a16, skip_rows(b16, r0), c + r0, ldc);
+    }
+  });
 }
 
 }  // namespace bf16

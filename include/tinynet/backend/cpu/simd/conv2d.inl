@@ -208,16 +208,14 @@ void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const T* xs, std
 }
 
 /// dcol = W^T gy_cols ([kdim, out_c] times [out_c, ld]), from w_t = W^T for float32
-/// (gemm_rows), or in bfloat16 from its operand w16 with `gy_bf16` (a buffer for the output
-/// gradient's operand), or through Eigen.
+/// (gemm_rows), or with `bf16` from W's bfloat16 operand w16 and gy_cols rounded inside
+/// the product, or through Eigen.
 template <typename T>
 void input_grad_columns(const Conv2dGeometry& g, const T* w, [[maybe_unused]] const T* w_t, const bf16::Operand& w16,
-                        const T* gy_cols, std::int64_t ld, T* gy_bf16, T* dcol, bool parallel) {
+                        const T* gy_cols, std::int64_t ld, [[maybe_unused]] bool bf16, T* dcol, bool parallel) {
   const std::int64_t kdim = g.col_rows();
   if constexpr (std::is_same_v<T, float>) {
-    if (gy_bf16 != nullptr)
-      return bf16::gemm_rows(kdim, ld, g.out_c, w16, bf16::pairs(g.out_c, ld, gy_cols, ld, gy_bf16), dcol, ld, nullptr,
-                             false, parallel);
+    if (bf16) return bf16::gemm_rows_rounding_b(kdim, ld, g.out_c, w16, gy_cols, ld, dcol, ld, parallel);
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
     return gemm_rows(kdim, ld, g.out_c, w_t, g.out_c, gy_cols, ld, dcol, ld, nullptr, false, parallel);
 #endif
@@ -468,7 +466,7 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
         }
 #endif
         if (dx != nullptr) {
-          detail::input_grad_columns(g, w, w_t, w16[0], gyc, ld, gy16, dcol, chunks == 1);
+          detail::input_grad_columns(g, w, w_t, w16[0], gyc, ld, bf16, dcol, chunks == 1);
           for (std::int64_t j = 0; j < count; ++j) {
             T* dxs = dx + (first + j) * g.c * g.h * g.w;
             if (g.stride1_unpadded()) {

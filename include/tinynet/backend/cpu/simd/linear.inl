@@ -3,8 +3,9 @@
 /// both operands in place (gemm_nt for the forward, whose inner dimension is the long one;
 /// gemm_rows for the two gradients); everything else goes through Eigen (detail/gemm.hpp),
 /// whose vector width is fixed by the program's compiler flags. With bfloat16 products
-/// (autocast) the same three products take bfloat16 operands (simd/bf16.inl), prepared
-/// in scratch from the CPU caching allocator.
+/// (autocast) the same three products take bfloat16 operands (simd/bf16.inl): the weights
+/// and the input rounded inside the products, a block at a time, the small output
+/// gradient prepared in scratch from the CPU caching allocator.
 
 namespace detail {
 
@@ -40,14 +41,8 @@ void linear_forward(Level, const T* x, const T* w, const T* b, T* y, std::int64_
   for (std::int64_t n = 0; n < batch; ++n)
     for (std::int64_t o = 0; o < out; ++o) y[n * out + o] = b != nullptr ? b[o] : T(0);
   if constexpr (std::is_same_v<T, float>) {
-    if (products == Products::bfloat16) {
-      ScratchFloats xs(bf16_operand_floats(batch, in)), ws(bf16_operand_floats(out, in));
-      const bf16::Operand x16 = bf16::rows(batch, in, x, in, xs.data()), w16 = bf16::rows(out, in, w, in, ws.data());
-      detail::for_row_blocks(batch, in, out, [&](std::int64_t r0, std::int64_t r1) {
-        bf16::gemm_nt(r1 - r0, out, in, bf16::skip_rows(x16, r0), w16, y + r0 * out, out);
-      });
-      return;
-    }
+    if (products == Products::bfloat16)
+      return bf16::gemm_nt_rounding(batch, out, in, x, in, w, in, y, out, detail::linear_parallel(batch, in, out));
   }
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
   if constexpr (std::is_same_v<T, float>) {
@@ -67,12 +62,10 @@ void linear_backward_input(Level, const T* gy, const T* w, T* dx, std::int64_t b
                            bool accumulate, Products products) {
   if constexpr (std::is_same_v<T, float>) {
     if (products == Products::bfloat16) {
-      ScratchFloats gs(bf16_operand_floats(batch, out)), ws(bf16_operand_floats(out, in)),
-          sum(accumulate ? batch * in : 0);
+      ScratchFloats gs(bf16_operand_floats(batch, out)), sum(accumulate ? batch * in : 0);
       float* to = accumulate ? sum.data() : dx;
-      bf16::gemm_rows(batch, in, out, bf16::rows(batch, out, gy, out, gs.data()),
-                      bf16::pairs(out, in, w, in, ws.data()), to, in, nullptr, false,
-                      detail::linear_parallel(batch, in, out));
+      bf16::gemm_rows_rounding_b(batch, in, out, bf16::rows(batch, out, gy, out, gs.data()), w, in, to, in,
+                                 detail::linear_parallel(batch, in, out));
       if (accumulate) detail::store_or_add(dx, to, batch * in, true);
       return;
     }
@@ -99,11 +92,10 @@ void linear_backward_weight(Level, const T* gy, const T* x, T* dw, std::int64_t 
         for (std::int64_t o = 0; o < out; ++o) gy_t.data()[o * batch + n] = gy[n * out + o];
       const bool parallel = detail::linear_parallel(batch, in, out);
       if (bf16) {
-        ScratchFloats gs(bf16_operand_floats(out, batch)), xs(bf16_operand_floats(batch, in)),
-            sum(accumulate ? out * in : 0);
+        ScratchFloats gs(bf16_operand_floats(out, batch)), sum(accumulate ? out * in : 0);
         float* to = accumulate ? sum.data() : dw;
-        bf16::gemm_rows(out, in, batch, bf16::rows(out, batch, gy_t.data(), batch, gs.data()),
-                        bf16::pairs(batch, in, x, in, xs.data()), to, in, nullptr, false, parallel);
+        bf16::gemm_rows_rounding_b(out, in, batch, bf16::rows(out, batch, gy_t.data(), batch, gs.data()), x, in, to, in,
+                                   parallel);
         if (accumulate) detail::store_or_add(dw, to, out * in, true);
         return;
       }
