@@ -425,11 +425,15 @@ TEST_CASE("autocast: linear and matmul products are bfloat16 with float32 sums",
     for (auto [batch, in, out] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{5, 37, 11},
                                   {64, 600, 64},
                                   {64, 4200, 70},
-                                  {33, 3335, 41}}) {
+                                  {33, 3335, 41},
+                                  {600, 700, 9},
+                                  {2000, 40, 30}}) {
       set_num_threads(threads);
-      // The last two are large enough for both threads to share their products, and their
-      // inputs are rounded in chunks (the last chunk of 3335 odd, padded); the last has odd
-      // sums everywhere (33 samples, 3335 inputs, 41 outputs: one row in the weights' last block).
+      // From the third on, large enough for both threads to share the products. The third and
+      // fourth round their inputs in chunks (the last chunk of 3335 odd, padded); the fourth
+      // has odd sums everywhere (33 samples, 3335 inputs, 41 outputs: one row in the
+      // weights' last block). The last two have too few outputs, or inputs, to split the
+      // threads over them: the batch's rows are split instead.
       INFO(threads << " threads, linear " << batch << "x" << in << " -> " << out);
       Tensor x = uniform32({batch, in}, 500), wt = uniform32({out, in}, 501), b = uniform32({out}, 502);
       Tensor y, again;

@@ -17,6 +17,7 @@
 /// included inside a level's namespace would land in it.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>

@@ -342,19 +342,29 @@ inline void gemm_rows(std::int64_t m, std::int64_t n, std::int64_t k, Operand a,
 /// C[m, n] = A[m, k] B[k, n] as gemm_rows (no bias), B given as k rows of n floats: rounded
 /// to pairs 48 columns at a time, in cache, as the product reaches them, instead of a pass
 /// over all of B into memory first (for a large B, such as linear's weights, that pass
-/// costs more than the product saves). `parallel`: B's columns split over the threads.
+/// costs more than the product saves). `parallel`: B's columns split over the threads, or,
+/// when B has too few of them, A's rows in blocks of 8 (each thread then rounds all of B).
 inline void gemm_rows_rounding_b(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, const float* b,
                                  std::int64_t ldb, float* c, std::int64_t ldc, bool parallel) {
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
   if (native()) {
     const auto* ap = static_cast<const std::uint32_t*>(a.data);
-    const std::int64_t panels = (n + 47) / 48;
-    const std::int64_t parts = parallel ? std::min<std::int64_t>(panels, get_num_threads()) : 1;
+    const std::int64_t lda = a.ld / 2, threads = parallel ? get_num_threads() : 1;
+    const std::int64_t panels = (n + 47) / 48, row_blocks = (m + 7) / 8;
+    const bool split_columns = panels >= 2 * threads || panels >= row_blocks;
+    const std::int64_t blocks = split_columns ? panels : row_blocks;
+    const std::int64_t parts = std::min(blocks, threads), step = split_columns ? 48 : 8;
     parallel_for(parts, 1, [&](std::int64_t lo, std::int64_t hi) {
       ScratchFloats panel((k + 1) / 2 * 48);
-      for (std::int64_t p = lo; p < hi; ++p)
-        detail::gemm_rows_panels(m, p * panels / parts * 48, std::min(n, (p + 1) * panels / parts * 48), k, ap,
-                                 a.ld / 2, b, ldb, c, ldc, reinterpret_cast<std::uint32_t*>(panel.data()));
+      auto* pp = reinterpret_cast<std::uint32_t*>(panel.data());
+      for (std::int64_t p = lo; p < hi; ++p) {
+        const std::int64_t from = p * blocks / parts * step, to = (p + 1) * blocks / parts * step;
+        if (split_columns)
+          detail::gemm_rows_panels(m, from, std::min(n, to), k, ap, lda, b, ldb, c, ldc, pp);
+        else
+          detail::gemm_rows_panels(std::min(m, to) - from, 0, n, k, ap + from * lda, lda, b, ldb, c + from * ldc, ldc,
+                                   pp);
+      }
     });
     return;
   }
@@ -382,30 +392,37 @@ inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, O
 
 /// C[m, n] += A[m, k] B[n, k]^T as gemm_nt, both operands given as float rows and rounded
 /// in cache a block at a time (A's rows for each chunk of k, then 8 of B's rows) instead
-/// of passes over both into memory first. `parallel`: B's rows split over the threads,
-/// each rounding A's chunks for itself (A is the smaller operand: linear's input against
-/// its weights).
+/// of passes over both into memory first. `parallel`: B's rows split over the threads in
+/// blocks of 8, each thread rounding A's chunks for itself (linear's input, against its
+/// weights), or, when B has too few blocks, A's rows in blocks of 4.
 inline void gemm_nt_rounding(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda,
                              const float* b, std::int64_t ldb, float* c, std::int64_t ldc, bool parallel) {
   if (m <= 0 || n <= 0 || k <= 0) return;
-  const std::int64_t blocks = (n + 7) / 8;
-  const std::int64_t parts = parallel ? std::min<std::int64_t>(blocks, get_num_threads()) : 1;
+  const std::int64_t threads = parallel ? get_num_threads() : 1, b_blocks = (n + 7) / 8, a_blocks = (m + 3) / 4;
+  const bool split_b = b_blocks >= 2 * threads || b_blocks >= a_blocks;
+  const std::int64_t blocks = split_b ? b_blocks : a_blocks;
+  const std::int64_t parts = std::min(blocks, threads), step = split_b ? 8 : 4, extent = split_b ? n : m;
+  // Part p's rows of A, [i0, i1), times its rows of B, [j0, j1).
+  const auto part = [&](std::int64_t p) {
+    const std::int64_t from = p * blocks / parts * step, to = std::min(extent, (p + 1) * blocks / parts * step);
+    return split_b ? std::array<std::int64_t, 4>{0, m, from, to} : std::array<std::int64_t, 4>{from, to, 0, n};
+  };
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
   if (native()) {
     const std::int64_t kc = detail::nt_chunk((k + 1) / 2 * 2);
     parallel_for(parts, 1, [&](std::int64_t lo, std::int64_t hi) {
-      ScratchFloats as(m * kc / 2), bs(8 * kc / 2);
+      ScratchFloats as((split_b ? m : (a_blocks + parts - 1) / parts * 4) * kc / 2), bs(8 * kc / 2);
       auto* a16 = reinterpret_cast<std::uint16_t*>(as.data());
       auto* b16 = reinterpret_cast<std::uint16_t*>(bs.data());
       for (std::int64_t p = lo; p < hi; ++p) {
-        const std::int64_t r0 = p * blocks / parts * 8, r1 = std::min(n, (p + 1) * blocks / parts * 8);
+        const auto [i0, i1, j0, j1] = part(p);
         for (std::int64_t p0 = 0; p0 < k; p0 += kc) {
           const std::int64_t kk = std::min(kc, k - p0), ld = (kk + 1) / 2 * 2;
-          detail::rows(m, kk, a + p0, lda, a16, ld);
-          for (std::int64_t r = r0; r < r1; r += 8) {
-            const std::int64_t nn = std::min<std::int64_t>(8, r1 - r);
+          detail::rows(i1 - i0, kk, a + i0 * lda + p0, lda, a16, ld);
+          for (std::int64_t r = j0; r < j1; r += 8) {
+            const std::int64_t nn = std::min<std::int64_t>(8, j1 - r);
             detail::rows(nn, kk, b + r * ldb + p0, ldb, b16, ld);
-            detail::gemm_nt(m, nn, ld, a16, ld, b16, ld, c + r, ldc);
+            detail::gemm_nt(i1 - i0, nn, ld, a16, ld, b16, ld, c + i0 * ldc + r, ldc);
           }
         }
       }
@@ -417,8 +434,8 @@ inline void gemm_nt_rounding(std::int64_t m, std::int64_t n, std::int64_t k, con
   const Operand a16 = rows(m, k, a, lda, as.data()), b16 = rows(n, k, b, ldb, bs.data());
   parallel_for(parts, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t p = lo; p < hi; ++p) {
-      const std::int64_t r0 = p * blocks / parts * 8, r1 = std::min(n, (p + 1) * blocks / parts * 8);
-      gemm_nt(m, r1 - r0, k, a16, skip_rows(b16, r0), c + r0, ldc);
+      const auto [i0, i1, j0, j1] = part(p);
+      gemm_nt(i1 - i0, j1 - j0, k, skip_rows(a16, i0), skip_rows(b16, j0), c + i0 * ldc + j0, ldc);
     }
   });
 }
