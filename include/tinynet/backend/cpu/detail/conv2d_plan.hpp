@@ -119,7 +119,7 @@ inline std::int64_t conv2d_backward_bf16_weights(const Conv2dGeometry& g) {
   const std::int64_t planes = winograd_shape(g) ? winograd_input_grad(g, 1).points() : 0;
   return whole_lines(std::max(planes * bf16_operand_floats(g.c, g.out_c), bf16_operand_floats(g.col_rows(), g.out_c)));
 }
-/// A chunk's output gradient as a bfloat16 operand (the im2col products').
+/// A chunk's output gradient as a bfloat16 operand (the im2col weight gradient's).
 inline std::int64_t conv2d_backward_bf16_per_chunk(const Conv2dGeometry& g) {
   return whole_lines(bf16_operand_floats(g.out_c, g.col_cols() * backward_group(g)));
 }

@@ -339,6 +339,31 @@ inline void gemm_rows(std::int64_t m, std::int64_t n, std::int64_t k, Operand a,
 #endif
 }
 
+/// How gemm_rows_rounding_b and gemm_nt_rounding split their work over the threads: over
+/// `extent` in blocks of `step` (the split they prefer) when it has enough blocks for the
+/// threads, or no fewer than the other extent has, else over `other` in blocks of
+/// `other_step`.
+struct ProductSplit {
+  ProductSplit(bool parallel, std::int64_t extent, std::int64_t step, std::int64_t other, std::int64_t other_step) {
+    const std::int64_t threads = parallel ? get_num_threads() : 1;
+    const std::int64_t blocks_of = (extent + step - 1) / step, other_blocks = (other + other_step - 1) / other_step;
+    preferred = blocks_of >= 2 * threads || blocks_of >= other_blocks;
+    blocks = preferred ? blocks_of : other_blocks;
+    parts = std::min(blocks, threads);
+    this->step = preferred ? step : other_step;
+    this->extent = preferred ? extent : other;
+  }
+  /// Part p's range [from, to) of the extent split.
+  std::pair<std::int64_t, std::int64_t> range(std::int64_t p) const {
+    return {p * blocks / parts * step, std::min(extent, (p + 1) * blocks / parts * step)};
+  }
+  /// The longest part's length.
+  std::int64_t longest() const { return std::min(extent, (blocks + parts - 1) / parts * step); }
+
+  bool preferred;
+  std::int64_t blocks, parts, step, extent;
+};
+
 /// C[m, n] = A[m, k] B[k, n] as gemm_rows (no bias), B given as k rows of n floats: rounded
 /// to pairs 48 columns at a time, in cache, as the product reaches them, instead of a pass
 /// over all of B into memory first (for a large B, such as linear's weights, that pass
@@ -349,21 +374,17 @@ inline void gemm_rows_rounding_b(std::int64_t m, std::int64_t n, std::int64_t k,
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
   if (native()) {
     const auto* ap = static_cast<const std::uint32_t*>(a.data);
-    const std::int64_t lda = a.ld / 2, threads = parallel ? get_num_threads() : 1;
-    const std::int64_t panels = (n + 47) / 48, row_blocks = (m + 7) / 8;
-    const bool split_columns = panels >= 2 * threads || panels >= row_blocks;
-    const std::int64_t blocks = split_columns ? panels : row_blocks;
-    const std::int64_t parts = std::min(blocks, threads), step = split_columns ? 48 : 8;
-    parallel_for(parts, 1, [&](std::int64_t lo, std::int64_t hi) {
+    const std::int64_t lda = a.ld / 2;
+    const ProductSplit split(parallel, n, 48, m, 8);  // B's panels, else A's row blocks
+    parallel_for(split.parts, 1, [&](std::int64_t lo, std::int64_t hi) {
       ScratchFloats panel((k + 1) / 2 * 48);
       auto* pp = reinterpret_cast<std::uint32_t*>(panel.data());
       for (std::int64_t p = lo; p < hi; ++p) {
-        const std::int64_t from = p * blocks / parts * step, to = (p + 1) * blocks / parts * step;
-        if (split_columns)
-          detail::gemm_rows_panels(m, from, std::min(n, to), k, ap, lda, b, ldb, c, ldc, pp);
+        const auto [from, to] = split.range(p);
+        if (split.preferred)
+          detail::gemm_rows_panels(m, from, to, k, ap, lda, b, ldb, c, ldc, pp);
         else
-          detail::gemm_rows_panels(std::min(m, to) - from, 0, n, k, ap + from * lda, lda, b, ldb, c + from * ldc, ldc,
-                                   pp);
+          detail::gemm_rows_panels(to - from, 0, n, k, ap + from * lda, lda, b, ldb, c + from * ldc, ldc, pp);
       }
     });
     return;
@@ -398,20 +419,17 @@ inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, O
 inline void gemm_nt_rounding(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda,
                              const float* b, std::int64_t ldb, float* c, std::int64_t ldc, bool parallel) {
   if (m <= 0 || n <= 0 || k <= 0) return;
-  const std::int64_t threads = parallel ? get_num_threads() : 1, b_blocks = (n + 7) / 8, a_blocks = (m + 3) / 4;
-  const bool split_b = b_blocks >= 2 * threads || b_blocks >= a_blocks;
-  const std::int64_t blocks = split_b ? b_blocks : a_blocks;
-  const std::int64_t parts = std::min(blocks, threads), step = split_b ? 8 : 4, extent = split_b ? n : m;
+  const ProductSplit split(parallel, n, 8, m, 4);  // B's blocks of 8 rows, else A's of 4
   // Part p's rows of A, [i0, i1), times its rows of B, [j0, j1).
   const auto part = [&](std::int64_t p) {
-    const std::int64_t from = p * blocks / parts * step, to = std::min(extent, (p + 1) * blocks / parts * step);
-    return split_b ? std::array<std::int64_t, 4>{0, m, from, to} : std::array<std::int64_t, 4>{from, to, 0, n};
+    const auto [from, to] = split.range(p);
+    return split.preferred ? std::array<std::int64_t, 4>{0, m, from, to} : std::array<std::int64_t, 4>{from, to, 0, n};
   };
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
   if (native()) {
     const std::int64_t kc = detail::nt_chunk((k + 1) / 2 * 2);
-    parallel_for(parts, 1, [&](std::int64_t lo, std::int64_t hi) {
-      ScratchFloats as((split_b ? m : (a_blocks + parts - 1) / parts * 4) * kc / 2), bs(8 * kc / 2);
+    parallel_for(split.parts, 1, [&](std::int64_t lo, std::int64_t hi) {
+      ScratchFloats as((split.preferred ? m : split.longest()) * kc / 2), bs(8 * kc / 2);
       auto* a16 = reinterpret_cast<std::uint16_t*>(as.data());
       auto* b16 = reinterpret_cast<std::uint16_t*>(bs.data());
       for (std::int64_t p = lo; p < hi; ++p) {
@@ -432,7 +450,7 @@ inline void gemm_nt_rounding(std::int64_t m, std::int64_t n, std::int64_t k, con
 #endif
   ScratchFloats as(bf16_operand_floats(m, k)), bs(bf16_operand_floats(n, k));
   const Operand a16 = rows(m, k, a, lda, as.data()), b16 = rows(n, k, b, ldb, bs.data());
-  parallel_for(parts, 1, [&](std::int64_t lo, std::int64_t hi) {
+  parallel_for(split.parts, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t p = lo; p < hi; ++p) {
       const auto [i0, i1, j0, j1] = part(p);
       gemm_nt(i1 - i0, j1 - j0, k, skip_rows(a16, i0), skip_rows(b16, j0), c + i0 * ldc + j0, ldc);

@@ -208,14 +208,15 @@ void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const T* xs, std
 }
 
 /// dcol = W^T gy_cols ([kdim, out_c] times [out_c, ld]), from w_t = W^T for float32
-/// (gemm_rows), or with `bf16` from W's bfloat16 operand w16 and gy_cols rounded inside
-/// the product, or through Eigen.
+/// (gemm_rows), or with `bf16_products` from W's bfloat16 operand w16 and gy_cols rounded
+/// inside the product, or through Eigen.
 template <typename T>
 void input_grad_columns(const Conv2dGeometry& g, const T* w, [[maybe_unused]] const T* w_t, const bf16::Operand& w16,
-                        const T* gy_cols, std::int64_t ld, [[maybe_unused]] bool bf16, T* dcol, bool parallel) {
+                        const T* gy_cols, std::int64_t ld, [[maybe_unused]] bool bf16_products, T* dcol,
+                        bool parallel) {
   const std::int64_t kdim = g.col_rows();
   if constexpr (std::is_same_v<T, float>) {
-    if (bf16) return bf16::gemm_rows_rounding_b(kdim, ld, g.out_c, w16, gy_cols, ld, dcol, ld, parallel);
+    if (bf16_products) return bf16::gemm_rows_rounding_b(kdim, ld, g.out_c, w16, gy_cols, ld, dcol, ld, parallel);
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
     return gemm_rows(kdim, ld, g.out_c, w_t, g.out_c, gy_cols, ld, dcol, ld, nullptr, false, parallel);
 #endif
