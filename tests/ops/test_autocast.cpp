@@ -405,6 +405,11 @@ void check_winograd_cases(bool bf16) {
     // an odd tile count (25 an image: the rows of tiles padded).
     INFO(threads << " threads, 17 -> 19 channels, one image of 9x9");
     check_conv_winograd(1, 17, 9, 9, 19, 1, false, 420, bf16);
+    // 40 input channels: the bfloat16 weight gradient transposes its input's tiles 16
+    // channels by 16 pairs of tiles at a time, the last block of channels half empty; 25
+    // tiles an image (75 in one group: 38 pairs, the last one half padding).
+    INFO(threads << " threads, 40 -> 16 channels, 3 images of 12x12");
+    check_conv_winograd(3, 40, 12, 12, 16, 0, false, 430, bf16);
   }
 }
 

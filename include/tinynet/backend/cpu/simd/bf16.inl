@@ -86,34 +86,40 @@ TINYNET_BF16_TARGET inline void pairs(std::int64_t k, std::int64_t n, const floa
   }
 }
 
-/// C[r][p0 .. p0 + 48) for KB rows of pairs: see gemm_rows_block (gemm_rows.inl), with k2
-/// pairs of bfloat16 along k.
-template <int KB, bool Full>
+/// C[r][p0 .. p0 + 16 NV) for KB rows of pairs: see gemm_rows_block (gemm_rows.inl), with k2
+/// pairs of bfloat16 along k; NV vectors a row (two for a panel's last 32 columns or fewer,
+/// so that no third vector multiplies only padding). With `add` C is added to, not
+/// overwritten (no bias or ReLU then).
+template <int KB, int NV, bool Full>
 TINYNET_BF16_TARGET inline void gemm_rows_block(const std::uint32_t* a, std::int64_t lda, const std::uint32_t* b,
                                                 std::int64_t ldb, float* c, std::int64_t ldc, std::int64_t k2,
-                                                std::int64_t left, const float* bias, bool relu) {
+                                                std::int64_t left, const float* bias, bool relu, bool add) {
   const __mmask16 m[3] = {lanes_between(0, left), lanes_between(0, left - 16), lanes_between(0, left - 32)};
-  __m512 acc[KB][3];
+  __m512 acc[KB][NV];
 #pragma GCC unroll 8
-  for (int r = 0; r < KB; ++r) acc[r][0] = acc[r][1] = acc[r][2] = _mm512_set1_ps(bias != nullptr ? bias[r] : 0.0f);
+  for (int r = 0; r < KB; ++r)
+#pragma GCC unroll 3
+    for (int q = 0; q < NV; ++q)
+      acc[r][q] =
+          add ? _mm512_maskz_loadu_ps(m[q], c + r * ldc + 16 * q) : _mm512_set1_ps(bias != nullptr ? bias[r] : 0.0f);
   for (std::int64_t j = 0; j < k2; ++j) {
     const std::uint32_t* row = b + j * ldb;
-    __m512bh v[3];
+    __m512bh v[NV];
 #pragma GCC unroll 3
-    for (int q = 0; q < 3; ++q)
+    for (int q = 0; q < NV; ++q)
       v[q] = reinterpret_cast<__m512bh>(Full ? _mm512_loadu_si512(row + 16 * q)
                                              : _mm512_maskz_loadu_epi32(m[q], row + 16 * q));
 #pragma GCC unroll 8
     for (int r = 0; r < KB; ++r) {
       const __m512bh s = reinterpret_cast<__m512bh>(_mm512_set1_epi32(static_cast<int>(a[r * lda + j])));
-      acc[r][0] = _mm512_dpbf16_ps(acc[r][0], s, v[0]);
-      acc[r][1] = _mm512_dpbf16_ps(acc[r][1], s, v[1]);
-      acc[r][2] = _mm512_dpbf16_ps(acc[r][2], s, v[2]);
+#pragma GCC unroll 3
+      for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_dpbf16_ps(acc[r][q], s, v[q]);
     }
   }
 #pragma GCC unroll 8
   for (int r = 0; r < KB; ++r)
-    for (int q = 0; q < 3; ++q) {
+#pragma GCC unroll 3
+    for (int q = 0; q < NV; ++q) {
       const Vec out{acc[r][q]};
       (relu ? TINYNET_ISA_NAMESPACE::relu(out) : out).store(c + r * ldc + 16 * q, m[q]);
     }
@@ -122,30 +128,75 @@ TINYNET_BF16_TARGET inline void gemm_rows_block(const std::uint32_t* a, std::int
 template <int KB>
 TINYNET_BF16_TARGET inline void gemm_rows_rest(std::int64_t rows, const std::uint32_t* a, std::int64_t lda,
                                                const std::uint32_t* b, std::int64_t ldb, float* c, std::int64_t ldc,
-                                               std::int64_t k2, std::int64_t left, const float* bias, bool relu) {
+                                               std::int64_t k2, std::int64_t left, const float* bias, bool relu,
+                                               bool add = false) {
   if constexpr (KB > 0) {
     if (rows == KB) {
-      if (left >= 48) return gemm_rows_block<KB, true>(a, lda, b, ldb, c, ldc, k2, left, bias, relu);
-      return gemm_rows_block<KB, false>(a, lda, b, ldb, c, ldc, k2, left, bias, relu);
+      if (left >= 48) return gemm_rows_block<KB, 3, true>(a, lda, b, ldb, c, ldc, k2, left, bias, relu, add);
+      if (left > 32) return gemm_rows_block<KB, 3, false>(a, lda, b, ldb, c, ldc, k2, left, bias, relu, add);
+      if (left == 32) return gemm_rows_block<KB, 2, true>(a, lda, b, ldb, c, ldc, k2, left, bias, relu, add);
+      return gemm_rows_block<KB, 2, false>(a, lda, b, ldb, c, ldc, k2, left, bias, relu, add);
     }
-    gemm_rows_rest<KB - 1>(rows, a, lda, b, ldb, c, ldc, k2, left, bias, relu);
+    gemm_rows_rest<KB - 1>(rows, a, lda, b, ldb, c, ldc, k2, left, bias, relu, add);
   }
 }
 
-/// Rows [r0, r1) of C = A B, A's rows and B's rows in pairs (k2 of them).
+/// Rows [r0, r1) of C = A B (C += A B with `add`), A's rows and B's rows in pairs (k2 of them).
 TINYNET_BF16_TARGET inline void gemm_rows_range(std::int64_t r0, std::int64_t r1, std::int64_t n, std::int64_t k2,
                                                 const std::uint32_t* a, std::int64_t lda, const std::uint32_t* b,
                                                 std::int64_t ldb, float* c, std::int64_t ldc, const float* bias,
-                                                bool relu) {
+                                                bool relu, bool add = false) {
   constexpr int rb = 8;
   for (std::int64_t p0 = 0; p0 < n; p0 += 48) {
     std::int64_t r = r0;
     for (; r + rb <= r1; r += rb)
       gemm_rows_rest<rb>(rb, a + r * lda, lda, b + p0, ldb, c + r * ldc + p0, ldc, k2, n - p0,
-                         bias != nullptr ? bias + r : nullptr, relu);
+                         bias != nullptr ? bias + r : nullptr, relu, add);
     gemm_rows_rest<rb - 1>(r1 - r, a + r * lda, lda, b + p0, ldb, c + r * ldc + p0, ldc, k2, n - p0,
-                           bias != nullptr ? bias + r : nullptr, relu);
+                           bias != nullptr ? bias + r : nullptr, relu, add);
   }
+}
+
+/// dst[j][i] = src[i][j] for r rows of n 32-bit words (bfloat16 pairs), 16 x 16 at a time
+/// in registers: rows of pairs (a left operand) made gemm_rows' right operand.
+TINYNET_BF16_TARGET inline void transpose_words(std::int64_t r, std::int64_t n, const std::uint32_t* src,
+                                                std::int64_t lds, std::uint32_t* dst, std::int64_t ldd) {
+  constexpr __mmask16 all = 0xFFFF;  // zero-masking forms: see gemm_nt.inl's shuffles
+  for (std::int64_t i0 = 0; i0 < r; i0 += 16)
+    for (std::int64_t j0 = 0; j0 < n; j0 += 16) {
+      const __mmask16 cols = lanes_between(0, n - j0), rows = lanes_between(0, r - i0);
+      __m512i t[16], u[16];
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i)
+        t[i] = i0 + i < r ? _mm512_maskz_loadu_epi32(cols, src + (i0 + i) * lds + j0) : _mm512_setzero_si512();
+        // Per 128-bit lane L, u[4k + c] ends up holding column 4L + c of rows 4k .. 4k + 3.
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) {
+        u[2 * k] = _mm512_maskz_unpacklo_epi32(all, t[2 * k], t[2 * k + 1]);
+        u[2 * k + 1] = _mm512_maskz_unpackhi_epi32(all, t[2 * k], t[2 * k + 1]);
+      }
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        t[4 * k] = _mm512_maskz_unpacklo_epi64(0xFF, u[4 * k], u[4 * k + 2]);
+        t[4 * k + 1] = _mm512_maskz_unpackhi_epi64(0xFF, u[4 * k], u[4 * k + 2]);
+        t[4 * k + 2] = _mm512_maskz_unpacklo_epi64(0xFF, u[4 * k + 1], u[4 * k + 3]);
+        t[4 * k + 3] = _mm512_maskz_unpackhi_epi64(0xFF, u[4 * k + 1], u[4 * k + 3]);
+      }
+      // Column 4L + c: lane L of t[c], t[4 + c], t[8 + c] and t[12 + c].
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) {
+        const __m512i s01 = _mm512_maskz_shuffle_i32x4(all, t[c], t[4 + c], 0x44);
+        const __m512i s23 = _mm512_maskz_shuffle_i32x4(all, t[c], t[4 + c], 0xEE);
+        const __m512i s45 = _mm512_maskz_shuffle_i32x4(all, t[8 + c], t[12 + c], 0x44);
+        const __m512i s67 = _mm512_maskz_shuffle_i32x4(all, t[8 + c], t[12 + c], 0xEE);
+        const __m512i out[4] = {
+            _mm512_maskz_shuffle_i32x4(all, s01, s45, 0x88), _mm512_maskz_shuffle_i32x4(all, s01, s45, 0xDD),
+            _mm512_maskz_shuffle_i32x4(all, s23, s67, 0x88), _mm512_maskz_shuffle_i32x4(all, s23, s67, 0xDD)};
+#pragma GCC unroll 4
+        for (int l = 0; l < 4; ++l)
+          if (j0 + 4 * l + c < n) _mm512_mask_storeu_epi32(dst + (j0 + 4 * l + c) * ldd + i0, rows, out[l]);
+      }
+    }
 }
 
 /// Columns [c0, c1) of C = A B (no bias) from B's float rows, paired 48 columns at a time
