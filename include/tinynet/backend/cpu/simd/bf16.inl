@@ -51,14 +51,22 @@ TINYNET_BF16_TARGET inline __m512i convert32(const float* p, std::int64_t n) {
   return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo));
 }
 
-/// Rows of bfloat16 from rows of floats, each padded with zeros to an even length.
+/// Rows of bfloat16 from rows of floats, each padded with zeros to an even length. With
+/// `next`, the first `next_rows` rows of k floats there (lds apart) are prefetched into L2
+/// along the way, so that rounding them later does not wait on memory.
 TINYNET_BF16_TARGET inline void rows(std::int64_t r, std::int64_t k, const float* src, std::int64_t lds,
-                                     std::uint16_t* dst, std::int64_t ldd) {
+                                     std::uint16_t* dst, std::int64_t ldd, const float* next = nullptr,
+                                     std::int64_t next_rows = 0) {
   for (std::int64_t i = 0; i < r; ++i) {
     const float* s = src + i * lds;
+    const float* ahead = i < next_rows ? next + i * lds : nullptr;
     std::uint16_t* d = dst + i * ldd;
     for (std::int64_t p = 0; p < ldd; p += 32) {
       const std::int64_t n = std::min<std::int64_t>(32, ldd - p);
+      if (ahead != nullptr && p < k) {
+        _mm_prefetch(reinterpret_cast<const char*>(ahead + p), _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char*>(ahead + std::min(p + 16, k - 1)), _MM_HINT_T1);
+      }
       _mm512_mask_storeu_epi16(d + p, static_cast<__mmask32>(n >= 32 ? ~0u : (1u << n) - 1u),
                                convert32(s + p, std::max<std::int64_t>(0, std::min(n, k - p))));
     }
@@ -66,8 +74,10 @@ TINYNET_BF16_TARGET inline void rows(std::int64_t r, std::int64_t k, const float
 }
 
 /// dst[i][j] = the bfloat16 pair (src[2i][j], src[2i + 1][j]), the second zero past k rows.
+/// With `ahead` > 0, the n columns `ahead` columns further on are prefetched into L2 along
+/// the way (the next panel of gemm_rows_panels).
 TINYNET_BF16_TARGET inline void pairs(std::int64_t k, std::int64_t n, const float* src, std::int64_t lds,
-                                      std::uint32_t* dst, std::int64_t ldd) {
+                                      std::uint32_t* dst, std::int64_t ldd, std::int64_t ahead = 0) {
   // Word t of the result takes word t / 2 of lo's conversions (t even) or of hi's (t odd).
   alignas(64) static constexpr std::uint16_t order[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
                                                           8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
@@ -78,6 +88,10 @@ TINYNET_BF16_TARGET inline void pairs(std::int64_t k, std::int64_t n, const floa
     std::uint32_t* d = dst + i * ldd;
     for (std::int64_t j = 0; j < n; j += 16) {
       const __mmask16 m = lanes_between(0, n - j);
+      if (ahead > 0) {
+        _mm_prefetch(reinterpret_cast<const char*>(lo_row + ahead + j), _MM_HINT_T1);
+        if (hi_row != nullptr) _mm_prefetch(reinterpret_cast<const char*>(hi_row + ahead + j), _MM_HINT_T1);
+      }
       const __m512 lo = _mm512_maskz_loadu_ps(m, lo_row + j);
       const __m512 hi = hi_row != nullptr ? _mm512_maskz_loadu_ps(m, hi_row + j) : _mm512_setzero_ps();
       const __m512i both = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo));
@@ -209,7 +223,7 @@ TINYNET_BF16_TARGET inline void gemm_rows_panels(std::int64_t m, std::int64_t c0
   const std::int64_t k2 = (k + 1) / 2;
   for (std::int64_t p0 = c0; p0 < c1; p0 += width) {
     const std::int64_t left = std::min(width, c1 - p0);
-    pairs(k, left, b + p0, ldb, panel, width);
+    pairs(k, left, b + p0, ldb, panel, width, p0 + width < c1 ? width : 0);  // the next panel's columns fetched
     std::int64_t r = 0;
     for (; r + rb <= m; r += rb)
       gemm_rows_rest<rb>(rb, a + r * lda, lda, panel, width, c + r * ldc + p0, ldc, k2, left, nullptr, false);
@@ -490,7 +504,12 @@ inline void gemm_nt_rounding(std::int64_t m, std::int64_t n, std::int64_t k, con
           detail::rows(i1 - i0, kk, a + i0 * lda + p0, lda, a16, ld);
           for (std::int64_t r = j0; r < j1; r += 8) {
             const std::int64_t nn = std::min<std::int64_t>(8, j1 - r);
-            detail::rows(nn, kk, b + r * ldb + p0, ldb, b16, ld);
+            // The next rows of B (of this chunk, else the next chunk's first) are fetched
+            // while these are multiplied: B (the weights) is read once and from memory.
+            const bool same_chunk = r + 8 < j1;
+            const std::int64_t next_p0 = same_chunk ? p0 : p0 + kc, next_r = same_chunk ? r + 8 : j0;
+            const std::int64_t next_rows = next_p0 < k ? std::min<std::int64_t>(8, j1 - next_r) : 0;
+            detail::rows(nn, kk, b + r * ldb + p0, ldb, b16, ld, b + next_r * ldb + next_p0, next_rows);
             detail::gemm_nt(i1 - i0, nn, ld, a16, ld, b16, ld, c + i0 * ldc + r, ldc);
           }
         }
