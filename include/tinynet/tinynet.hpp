@@ -20,6 +20,7 @@
 #include "tinynet/core/threading.hpp"
 #include "tinynet/nn.hpp"
 #include "tinynet/ops/batch_norm.hpp"
+#include "tinynet/ops/cast.hpp"
 #include "tinynet/ops/conv2d.hpp"
 #include "tinynet/ops/dropout.hpp"
 #include "tinynet/ops/elementwise.hpp"

@@ -37,5 +37,37 @@ TEST_CASE("bfloat16 tensors move to the device, convert and fill as on the CPU",
   CHECK(same_bits(host(filled), full({4}, 0.1, {.dtype = DType::bfloat16})));
   CHECK(filled.to(Device::cpu()).at<bfloat16>({3}).bits == 0x3DCD);
 
-  CHECK_THROWS_AS(relu(on_device), TypeError);
+  CHECK_THROWS_AS(sum(on_device), TypeError);
+}
+
+TEST_CASE("bfloat16 activations on the device: relu, pooling, dropout, views and cast as on the CPU",
+          "[cuda][bfloat16]") {
+  // Values that use all of float's bits, rounded to bfloat16 by cast; each op computes in
+  // float and rounds once on both backends, adding overlapping windows' gradients in the
+  // same order, so the results and gradients agree bit for bit.
+  Generator gen(21);
+  const Tensor x = uniform({2, 3, 9, 11}, -2.0, 2.0, {.requires_grad = true}, gen);
+  const Tensor xd = on_device(x);
+  const auto forward = [](const Tensor& in) {
+    const Tensor a = cast(in, DType::bfloat16);
+    Generator drop(22);
+    const Tensor m = max_pool2d(relu(a), 3, 2, 1);
+    const Tensor v = avg_pool2d(dropout(a, 0.25, true, drop), 3, 2, 1);
+    return std::vector<Tensor>{flatten(m, 1), flatten(v, 1)};
+  };
+  const std::vector<Tensor> on_cpu = forward(x), on_dev = forward(xd);
+  Generator wgen(23);
+  for (std::size_t i = 0; i < on_cpu.size(); ++i) {
+    REQUIRE(on_dev[i].dtype() == DType::bfloat16);
+    REQUIRE(on_dev[i].device() == kCuda);
+    CHECK(same_bits(host(on_dev[i]), on_cpu[i]));
+  }
+  const Tensor w0 = uniform(on_cpu[0].shape(), -1.0, 1.0, {}, wgen),
+               w1 = uniform(on_cpu[1].shape(), -1.0, 1.0, {}, wgen);
+  const auto loss = [&](const std::vector<Tensor>& outs, const Device& dev) {
+    return sum(mul(cast(outs[0], DType::float32), w0.to(dev))) + sum(mul(cast(outs[1], DType::float32), w1.to(dev)));
+  };
+  loss(on_cpu, Device::cpu()).backward();
+  loss(on_dev, kCuda).backward();
+  CHECK(same_bits(host(xd.grad()), x.grad()));
 }

@@ -50,4 +50,13 @@ void dispatch(Device device, DType dtype, const char* op, F&& f) {
                [&](auto be) { dispatch_floating(dtype, op, [&]<typename T>() { f.template operator()<T>(be); }); });
 }
 
+/// Like dispatch, and T = bfloat16 for bfloat16 tensors (the ops whose kernels take
+/// bfloat16 activations: core/dtype.hpp, dispatch_floating_and_bf16).
+template <typename F>
+void dispatch_with_bf16(Device device, DType dtype, const char* op, F&& f) {
+  with_backend(device, op, [&](auto be) {
+    dispatch_floating_and_bf16(dtype, op, [&]<typename T>() { f.template operator()<T>(be); });
+  });
+}
+
 }  // namespace tinynet::backend

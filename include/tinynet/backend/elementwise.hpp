@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "tinynet/core/config.hpp"
+#include "tinynet/core/dtype.hpp"
 
 namespace tinynet::backend {
 
@@ -67,7 +68,8 @@ struct Times {
   }
 };
 
-/// dx[i] (+)= gy[i] f'(x[i], y[i]) for a unary op.
+/// dx[i] (+)= gy[i] f'(x[i], y[i]) for a unary op, computed in compute_t<T> (float for
+/// bfloat16 elements, rounded once as dx is stored).
 template <typename Op, typename T>
 struct UnaryBackward {
   Op op;
@@ -77,18 +79,23 @@ struct UnaryBackward {
   T* dx;
   bool accumulate;
   TINYNET_HOST_DEVICE void operator()(std::int64_t i) const {
-    const T d = op.template backward<T>(g[i], x ? x[i] : T(0), y ? y[i] : T(0));
-    dx[i] = accumulate ? dx[i] + d : d;
+    using C = compute_t<T>;
+    const C d =
+        op.template backward<C>(static_cast<C>(g[i]), x ? static_cast<C>(x[i]) : C(0), y ? static_cast<C>(y[i]) : C(0));
+    dx[i] = T(accumulate ? static_cast<C>(dx[i]) + d : d);
   }
 };
 
-/// y[i] = f(x[i]) for a unary op.
+/// y[i] = f(x[i]) for a unary op, computed in compute_t<T>.
 template <typename Op, typename T>
 struct UnaryForward {
   Op op;
   const T* x;
   T* y;
-  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const { y[i] = op.template forward<T>(x[i]); }
+  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const {
+    using C = compute_t<T>;
+    y[i] = T(op.template forward<C>(static_cast<C>(x[i])));
+  }
 };
 
 // Each op: y = f(x), and dL/dx from dL/dy = g written in terms of the saved x and/or y.

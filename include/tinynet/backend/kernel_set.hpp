@@ -2,9 +2,9 @@
 /// \file
 /// `KernelSet<B>`: the kernels every backend offers, with their signatures, as a concept over
 /// the backend's tag. Ops call these and nothing else of a backend, so a backend whose tag
-/// satisfies it (for float and double) runs every op; tests pin it for backend::cpu::Tag
-/// and backend::cuda::Tag. Check it where the backend's family headers are included:
-/// the kernels are found through the tag (backend/backend.hpp).
+/// satisfies it (for float and double, and for bfloat16 where ops take it) runs every op;
+/// tests pin it for backend::cpu::Tag and backend::cuda::Tag. Check it where the backend's
+/// family headers are included: the kernels are found through the tag (backend/backend.hpp).
 
 #include <concepts>
 #include <cstdint>
@@ -74,8 +74,27 @@ concept KernelSetFor = requires(B be, const T* x, T* y, std::int64_t i, bool on,
   { adam_update(be, y, x, y, y, y, i, adam) } -> std::same_as<void>;
 };
 
-/// Every kernel, for float32 and float64.
+/// The kernels of tag B that also take bfloat16 activations (each value converted to float,
+/// the result rounded as it is stored; dropout's mask stays float).
 template <class B>
-concept KernelSet = KernelSetFor<B, float> && KernelSetFor<B, double>;
+concept KernelSetForBf16 = requires(B be, const bfloat16* x, bfloat16* y, const float* mask, float* new_mask,
+                                    std::int64_t i, bool on, double d, const Pool2dGeometry& pool, std::int32_t* argmax,
+                                    const std::int32_t* saved_argmax, const RandomStream& rs,
+                                    const UnaryForward<Relu, bfloat16>& rule,
+                                    const UnaryBackward<Relu, bfloat16>& grad_rule) {
+  { for_each_index(be, i, rule) } -> std::same_as<void>;
+  { for_each_index(be, i, grad_rule) } -> std::same_as<void>;
+  { copy_or_add(be, x, y, i, on) } -> std::same_as<void>;
+  { max_pool2d_forward(be, pool, x, y, argmax) } -> std::same_as<void>;
+  { max_pool2d_backward(be, pool, x, saved_argmax, y, on) } -> std::same_as<void>;
+  { avg_pool2d_forward(be, pool, x, y) } -> std::same_as<void>;
+  { avg_pool2d_backward(be, pool, x, y, on) } -> std::same_as<void>;
+  { dropout_mask(be, rs, new_mask, i, d) } -> std::same_as<void>;
+  { apply_mask(be, x, mask, y, i, i, on) } -> std::same_as<void>;
+};
+
+/// Every kernel, for float32 and float64, and those above for bfloat16.
+template <class B>
+concept KernelSet = KernelSetFor<B, float> && KernelSetFor<B, double> && KernelSetForBf16<B>;
 
 }  // namespace tinynet::backend

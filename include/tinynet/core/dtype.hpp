@@ -16,8 +16,10 @@ namespace tinynet {
 
 /// Element type of a tensor. float32 trains; float64 exists for tight gradient checks;
 /// the integer types hold class labels and argmax indices; bfloat16 holds values (weights
-/// saved or loaded at half the size, autocast's operands) that are converted to float32
-/// for compute: no op kernel takes it. New dtypes are appended, so values never change.
+/// saved or loaded at half the size, autocast's operands, activations) that kernels
+/// convert to float32 for compute: the elementwise activations, pooling, dropout and views
+/// take it (dispatch_floating_and_bf16), the other ops refuse it. New dtypes are appended,
+/// so values never change.
 enum class DType : std::uint8_t { float32, float64, int32, int64, bfloat16 };
 
 constexpr std::size_t element_size(DType t) {
@@ -100,6 +102,28 @@ decltype(auto) dispatch_floating(DType t, const char* op, F&& f) {
   }
   throw TypeError(detail::concat(op, ": expected a float32 or float64 tensor, got ", t, detail::compute_dtype_hint(t)));
 }
+
+/// Like dispatch_floating, and T = bfloat16 for bfloat16: for the ops whose kernels also
+/// take bfloat16 activations (they compute in compute_t<T>); TypeError naming `op` for the
+/// integer dtypes.
+template <typename F>
+decltype(auto) dispatch_floating_and_bf16(DType t, const char* op, F&& f) {
+  if (t == DType::bfloat16) return f.template operator()<bfloat16>();
+  switch (t) {
+    case DType::float32:
+      return f.template operator()<float>();
+    case DType::float64:
+      return f.template operator()<double>();
+    default:
+      break;
+  }
+  throw TypeError(detail::concat(op, ": expected a float32, float64 or bfloat16 tensor, got ", t));
+}
+
+/// The type a kernel computes in for elements stored as T: float for bfloat16 (each value
+/// converted on load and rounded on store), T itself otherwise.
+template <typename T>
+using compute_t = std::conditional_t<std::is_same_v<T, bfloat16>, float, T>;
 
 /// Like dispatch_floating, for the dtypes whose C++ type has arithmetic: float32, float64,
 /// int32, int64; throws TypeError naming `op` for bfloat16.

@@ -19,6 +19,12 @@ void dispatch(const Tensor& on, const char* op, F&& f) {
   backend::dispatch(on.device(), on.dtype(), op, std::forward<F>(f));
 }
 
+/// dispatch() for the ops whose kernels also take bfloat16 activations (T = bfloat16).
+template <typename F>
+void dispatch_with_bf16(const Tensor& on, const char* op, F&& f) {
+  backend::dispatch_with_bf16(on.device(), on.dtype(), op, std::forward<F>(f));
+}
+
 /// `t`'s data, or null when `t` is undefined (an optional operand: a bias, a saved output).
 template <typename T>
 T* data_or_null(const Tensor& t) {
@@ -30,6 +36,14 @@ inline void check_float_input(const char* op, const Tensor& t, const char* what 
   TINYNET_CHECK(Error, t.defined(), op, ": ", what, " is an undefined tensor");
   TINYNET_CHECK(TypeError, is_floating(t.dtype()), op, ": ", what, " must be float32 or float64, got ", t.dtype(),
                 tinynet::detail::compute_dtype_hint(t.dtype()));
+  require_compiled(t.device(), op);
+}
+
+/// check_float_input for the ops that also take bfloat16 activations.
+inline void check_activation_input(const char* op, const Tensor& t, const char* what = "input") {
+  TINYNET_CHECK(Error, t.defined(), op, ": ", what, " is an undefined tensor");
+  TINYNET_CHECK(TypeError, is_floating(t.dtype()) || t.dtype() == DType::bfloat16, op, ": ", what,
+                " must be float32, float64 or bfloat16, got ", t.dtype());
   require_compiled(t.device(), op);
 }
 

@@ -18,8 +18,8 @@ class DropoutNode final : public autograd::Node {
   void release() override { mask_ = Tensor(); }
   void backward(const Tensor& gy) override {
     auto s = input_grad(0);
-    dispatch(gy, name(), [&]<typename T>(auto be) {
-      apply_mask(be, gy.data<T>(), mask_.data<T>(), s.grad.data<T>(), mask_.numel(), inner_, s.accumulate);
+    dispatch_with_bf16(gy, name(), [&]<typename T>(auto be) {
+      apply_mask(be, gy.data<T>(), mask_.data<compute_t<T>>(), s.grad.data<T>(), mask_.numel(), inner_, s.accumulate);
     });
   }
 
@@ -31,16 +31,18 @@ class DropoutNode final : public autograd::Node {
 
 inline Tensor masked_dropout(const char* op, const Tensor& x, double p, bool training, std::int64_t units,
                              Generator& gen) {
-  check_float_input(op, x);
+  check_activation_input(op, x);
   TINYNET_CHECK(ValueError, p >= 0.0 && p <= 1.0, op, ": probability must be in [0, 1], got ", p);
   if (!training || p == 0.0) return x;
   const std::int64_t inner = units ? x.numel() / units : 1;
-  Tensor mask = new_output(Shape{units}, x);
+  // A bfloat16 input's mask is float32 (1/(1-p) unrounded); the output is bfloat16.
+  const DType mask_dtype = x.dtype() == DType::bfloat16 ? DType::float32 : x.dtype();
+  Tensor mask(Shape{units}, {mask_dtype, x.device(), false});
   Tensor y = new_output(x.shape(), x);
   const RandomStream rs = gen.reserve(static_cast<std::uint64_t>(units));
-  dispatch(x, op, [&]<typename T>(auto be) {
-    dropout_mask(be, rs, mask.data<T>(), units, p);
-    apply_mask(be, x.data<T>(), mask.data<T>(), y.data<T>(), units, inner, false);
+  dispatch_with_bf16(x, op, [&]<typename T>(auto be) {
+    dropout_mask(be, rs, mask.data<compute_t<T>>(), units, p);
+    apply_mask(be, x.data<T>(), mask.data<compute_t<T>>(), y.data<T>(), units, inner, false);
   });
   if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<DropoutNode>(mask, inner, op), {&x});
   return y;

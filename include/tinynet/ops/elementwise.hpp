@@ -98,7 +98,7 @@ class UnaryNode final : public autograd::Node {
 
   void backward(const Tensor& gy) override {
     const autograd::GradSlot slot = input_grad(0);
-    dispatch(gy, name(), [&]<typename T>(auto be) {
+    dispatch_with_bf16(gy, name(), [&]<typename T>(auto be) {
       for_each_index(be, gy.numel(),
                      backend::UnaryBackward<Op, T>{op_, data_or_null<T>(x_), data_or_null<T>(y_), gy.data<T>(),
                                                    slot.grad.data<T>(), slot.accumulate});
@@ -112,9 +112,9 @@ class UnaryNode final : public autograd::Node {
 
 template <typename Op>
 Tensor unary(const Tensor& x, Op op = {}) {
-  check_float_input(Op::kName, x);
+  check_activation_input(Op::kName, x);
   Tensor y = new_output(x.shape(), x);
-  dispatch(x, Op::kName, [&]<typename T>(auto be) {
+  dispatch_with_bf16(x, Op::kName, [&]<typename T>(auto be) {
     for_each_index(be, x.numel(), backend::UnaryForward<Op, T>{op, x.data<T>(), y.data<T>()});
   });
   if (autograd::needs_grad(x))

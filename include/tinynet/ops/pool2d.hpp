@@ -33,7 +33,7 @@ class MaxPool2dNode final : public autograd::Node {
   void release() override { idx_ = Tensor(); }
   void backward(const Tensor& gy) override {
     auto s = input_grad(0);
-    dispatch(gy, name(), [&]<typename T>(auto be) {
+    dispatch_with_bf16(gy, name(), [&]<typename T>(auto be) {
       max_pool2d_backward(be, g_, gy.data<T>(), idx_.data<std::int32_t>(), s.grad.data<T>(), s.accumulate);
     });
   }
@@ -50,8 +50,9 @@ class AvgPool2dNode final : public autograd::Node {
   const char* name() const override { return "avg_pool2d"; }
   void backward(const Tensor& gy) override {
     auto s = input_grad(0);
-    dispatch(gy, name(),
-             [&]<typename T>(auto be) { avg_pool2d_backward(be, g_, gy.data<T>(), s.grad.data<T>(), s.accumulate); });
+    dispatch_with_bf16(gy, name(), [&]<typename T>(auto be) {
+      avg_pool2d_backward(be, g_, gy.data<T>(), s.grad.data<T>(), s.accumulate);
+    });
   }
 
  private:
@@ -63,12 +64,13 @@ class AvgPool2dNode final : public autograd::Node {
 /// Max over kernel x kernel windows; stride defaults to the kernel (stride = 0 means that).
 inline Tensor max_pool2d(const Tensor& x, int kernel, int stride = 0, int padding = 0) {
   using namespace ops::detail;
-  check_float_input("max_pool2d", x);
+  check_activation_input("max_pool2d", x);
   const auto g = pool2d_geometry("max_pool2d", x, kernel, stride == 0 ? kernel : stride, padding);
   Tensor y = new_output(Shape{x.size(0), x.size(1), g.oh, g.ow}, x);
   Tensor idx(y.shape(), {DType::int32, x.device(), false});
-  dispatch(x, "max_pool2d",
-           [&]<typename T>(auto be) { max_pool2d_forward(be, g, x.data<T>(), y.data<T>(), idx.data<std::int32_t>()); });
+  dispatch_with_bf16(x, "max_pool2d", [&]<typename T>(auto be) {
+    max_pool2d_forward(be, g, x.data<T>(), y.data<T>(), idx.data<std::int32_t>());
+  });
   if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<MaxPool2dNode>(idx, g), {&x});
   return y;
 }
@@ -77,10 +79,11 @@ inline Tensor max_pool2d(const Tensor& x, int kernel, int stride = 0, int paddin
 /// toward the mean (PyTorch's default count_include_pad = true).
 inline Tensor avg_pool2d(const Tensor& x, int kernel, int stride = 0, int padding = 0) {
   using namespace ops::detail;
-  check_float_input("avg_pool2d", x);
+  check_activation_input("avg_pool2d", x);
   const auto g = pool2d_geometry("avg_pool2d", x, kernel, stride == 0 ? kernel : stride, padding);
   Tensor y = new_output(Shape{x.size(0), x.size(1), g.oh, g.ow}, x);
-  dispatch(x, "avg_pool2d", [&]<typename T>(auto be) { avg_pool2d_forward(be, g, x.data<T>(), y.data<T>()); });
+  dispatch_with_bf16(x, "avg_pool2d",
+                     [&]<typename T>(auto be) { avg_pool2d_forward(be, g, x.data<T>(), y.data<T>()); });
   if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<AvgPool2dNode>(g), {&x});
   return y;
 }

@@ -43,7 +43,7 @@ class ViewNode final : public autograd::Node {
   const char* name() const override { return "view"; }
   void backward(const Tensor& gy) override {
     auto slot = input_grad(0);
-    dispatch(gy, name(), [&]<typename T>(auto be) {
+    dispatch_with_bf16(gy, name(), [&]<typename T>(auto be) {
       copy_or_add(be, gy.data<T>(), slot.grad.data<T>(), gy.numel(), slot.accumulate);
     });
   }

@@ -21,25 +21,29 @@ void dropout_mask(Tag, const RandomStream& rs, T* mask, std::int64_t units, doub
 }
 
 /// y[u * inner + i] = x[u * inner + i] * mask[u]: one mask value per `inner` elements
-/// (inner = 1 for dropout, H*W for dropout2d). Also the backward, with gy for x.
+/// (inner = 1 for dropout, H*W for dropout2d). Also the backward, with gy for x. The mask
+/// is compute_t<T>: float for bfloat16 elements, so that 1/(1-p) is not rounded to 8 bits.
 template <typename T>
-void apply_mask(Tag, const T* x, const T* mask, T* y, std::int64_t units, std::int64_t inner, bool accumulate) {
+void apply_mask(Tag, const T* x, const compute_t<T>* mask, T* y, std::int64_t units, std::int64_t inner,
+                bool accumulate) {
+  using C = compute_t<T>;
   if (inner == 1) {  // one flat loop the compiler vectorises
     parallel_for(units, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
       if (accumulate)
-        for (std::int64_t u = lo; u < hi; ++u) y[u] += x[u] * mask[u];
+        for (std::int64_t u = lo; u < hi; ++u) y[u] = T(static_cast<C>(y[u]) + static_cast<C>(x[u]) * mask[u]);
       else
-        for (std::int64_t u = lo; u < hi; ++u) y[u] = x[u] * mask[u];
+        for (std::int64_t u = lo; u < hi; ++u) y[u] = T(static_cast<C>(x[u]) * mask[u]);
     });
     return;
   }
   parallel_for(units, std::max<std::int64_t>(1, kElementwiseGrain / std::max<std::int64_t>(inner, 1)),
                [&](std::int64_t lo, std::int64_t hi) {
                  for (std::int64_t u = lo; u < hi; ++u) {
-                   const T m = mask[u];
+                   const C m = mask[u];
                    const T* xs = x + u * inner;
                    T* ys = y + u * inner;
-                   for (std::int64_t i = 0; i < inner; ++i) ys[i] = (accumulate ? ys[i] : T(0)) + xs[i] * m;
+                   for (std::int64_t i = 0; i < inner; ++i)
+                     ys[i] = T((accumulate ? static_cast<C>(ys[i]) : C(0)) + static_cast<C>(xs[i]) * m);
                  }
                });
 }

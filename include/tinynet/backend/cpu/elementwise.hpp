@@ -28,17 +28,19 @@ void for_each_index(Tag, std::int64_t n, const F& f) {
 /// than its forward on random signs (bench/NOTES.md, session 10).
 template <typename Op, typename T>
 void for_each_index(Tag, std::int64_t n, const UnaryBackward<Op, T>& f) {
+  using C = compute_t<T>;
   parallel_for(n, kElementwiseGrain, [&f](std::int64_t lo, std::int64_t hi) {
     const Op op = f.op;
     const T *x = f.x, *y = f.y, *g = f.g;
     T* dx = f.dx;
     const auto d = [&](std::int64_t i) {
-      return op.template backward<T>(g[i], Op::kSavesX ? x[i] : T(0), Op::kSavesY ? y[i] : T(0));
+      return op.template backward<C>(static_cast<C>(g[i]), Op::kSavesX ? static_cast<C>(x[i]) : C(0),
+                                     Op::kSavesY ? static_cast<C>(y[i]) : C(0));
     };
     if (f.accumulate) {
-      TINYNET_INDEPENDENT_ITERATIONS for (std::int64_t i = lo; i < hi; ++i) dx[i] += d(i);
+      TINYNET_INDEPENDENT_ITERATIONS for (std::int64_t i = lo; i < hi; ++i) dx[i] = T(static_cast<C>(dx[i]) + d(i));
     } else {
-      TINYNET_INDEPENDENT_ITERATIONS for (std::int64_t i = lo; i < hi; ++i) dx[i] = d(i);
+      TINYNET_INDEPENDENT_ITERATIONS for (std::int64_t i = lo; i < hi; ++i) dx[i] = T(d(i));
     }
   });
 }
@@ -57,9 +59,10 @@ void zip_map(Tag, const T* a, const T* b, T* out, std::int64_t n, bool accumulat
 /// dst = src, or dst += src when accumulating (how a backward hands on an unchanged gradient).
 template <typename T>
 void copy_or_add(Tag, const T* src, T* dst, std::int64_t n, bool accumulate) {
+  using C = compute_t<T>;  // bfloat16 sums in float, rounded once
   parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
     if (accumulate)
-      for (std::int64_t i = lo; i < hi; ++i) dst[i] += src[i];
+      for (std::int64_t i = lo; i < hi; ++i) dst[i] = T(static_cast<C>(dst[i]) + static_cast<C>(src[i]));
     else
       for (std::int64_t i = lo; i < hi; ++i) dst[i] = src[i];
   });

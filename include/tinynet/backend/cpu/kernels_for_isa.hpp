@@ -146,10 +146,15 @@ struct Level {};
                                                const AdadeltaArgs&);                                                   \
   KEYWORDS void cpu::LEVEL::max_pool2d_forward<T>(cpu::LEVEL::Level, const Pool2dGeometry&, const T*, T*,              \
                                                   std::int32_t*);
+// The kernels that also take bfloat16 activations.
+#define TINYNET_CPU_KERNELS_OF_BF16(KEYWORDS, LEVEL)                                                                \
+  KEYWORDS void cpu::LEVEL::max_pool2d_forward<bfloat16>(cpu::LEVEL::Level, const Pool2dGeometry&, const bfloat16*, \
+                                                         bfloat16*, std::int32_t*);
 #define TINYNET_CPU_KERNELS(KEYWORDS, LEVEL)           \
   namespace tinynet::backend {                         \
   TINYNET_CPU_KERNELS_OF_TYPE(KEYWORDS, LEVEL, float)  \
   TINYNET_CPU_KERNELS_OF_TYPE(KEYWORDS, LEVEL, double) \
+  TINYNET_CPU_KERNELS_OF_BF16(KEYWORDS, LEVEL)         \
   }
 
 #if defined(TINYNET_CPU_KERNELS_COMPILED)  // linked from tinynet::cpu_kernels

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
+#include <vector>
 
 #include "tinynet/backend/backend.hpp"
 #include "tinynet/backend/cpu/kernels_for_isa.hpp"
@@ -18,16 +20,39 @@ void max_pool2d_forward(Tag, const Pool2dGeometry& g, const T* x, T* y, std::int
   on_isa([&](auto level) { max_pool2d_forward(level, g, x, y, idx); });
 }
 
+namespace detail {
+
+/// Runs add(plane) to sum a backward's contributions into the n elements at d (zeroed
+/// first unless `accumulate`). bfloat16 planes are summed in a float copy and rounded once
+/// at the end, as the device kernels (which gather) round them.
+template <typename T, typename F>
+void add_into_plane(T* d, std::int64_t n, bool accumulate, F&& add) {
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    thread_local std::vector<float> sums;
+    sums.resize(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i)
+      sums[static_cast<std::size_t>(i)] = accumulate ? static_cast<float>(d[i]) : 0.0f;
+    add(sums.data());
+    for (std::int64_t i = 0; i < n; ++i) d[i] = bfloat16(sums[static_cast<std::size_t>(i)]);
+  } else {
+    if (!accumulate) std::fill(d, d + n, T(0));
+    add(d);
+  }
+}
+
+}  // namespace detail
+
 /// dx[idx] (+)= gy
 template <typename T>
 void max_pool2d_backward(Tag, const Pool2dGeometry& g, const T* gy, const std::int32_t* idx, T* dx, bool accumulate) {
+  using C = compute_t<T>;
   parallel_for(g.planes, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t pl = lo; pl < hi; ++pl) {
-      T* d = dx + pl * g.h * g.w;
-      if (!accumulate) std::fill(d, d + g.h * g.w, T(0));
       const T* gp = gy + pl * g.oh * g.ow;
       const std::int32_t* arg = idx + pl * g.oh * g.ow;
-      for (std::int64_t o = 0; o < g.oh * g.ow; ++o) d[arg[o]] += gp[o];
+      detail::add_into_plane(dx + pl * g.h * g.w, g.h * g.w, accumulate, [&](C* d) {
+        for (std::int64_t o = 0; o < g.oh * g.ow; ++o) d[arg[o]] += static_cast<C>(gp[o]);
+      });
     }
   });
 }
@@ -35,7 +60,8 @@ void max_pool2d_backward(Tag, const Pool2dGeometry& g, const T* gy, const std::i
 /// y = mean of each window, padding counted as zeros (PyTorch's count_include_pad).
 template <typename T>
 void avg_pool2d_forward(Tag, const Pool2dGeometry& g, const T* x, T* y) {
-  const T inv = T(1) / static_cast<T>(g.k * g.k);
+  using C = compute_t<T>;  // bfloat16: sums in float, rounded once
+  const C inv = C(1) / static_cast<C>(g.k * g.k);
   parallel_for(g.planes, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t pl = lo; pl < hi; ++pl) {
       const T* in = x + pl * g.h * g.w;
@@ -43,11 +69,11 @@ void avg_pool2d_forward(Tag, const Pool2dGeometry& g, const T* x, T* y) {
       for (std::int64_t oy = 0; oy < g.oh; ++oy)
         for (std::int64_t ox = 0; ox < g.ow; ++ox) {
           const std::int64_t y0 = oy * g.s - g.p, x0 = ox * g.s - g.p;
-          T acc = 0;
+          C acc = 0;
           for (std::int64_t i = std::max<std::int64_t>(y0, 0); i < std::min(y0 + g.k, g.h); ++i)
             for (std::int64_t j = std::max<std::int64_t>(x0, 0); j < std::min(x0 + g.k, g.w); ++j)
-              acc += in[i * g.w + j];
-          out[oy * g.ow + ox] = acc * inv;
+              acc += static_cast<C>(in[i * g.w + j]);
+          out[oy * g.ow + ox] = T(acc * inv);
         }
     }
   });
@@ -56,19 +82,21 @@ void avg_pool2d_forward(Tag, const Pool2dGeometry& g, const T* x, T* y) {
 /// dx (+)= gy spread evenly over each window.
 template <typename T>
 void avg_pool2d_backward(Tag, const Pool2dGeometry& g, const T* gy, T* dx, bool accumulate) {
-  const T inv = T(1) / static_cast<T>(g.k * g.k);
+  using C = compute_t<T>;
+  const C inv = C(1) / static_cast<C>(g.k * g.k);
   parallel_for(g.planes, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t pl = lo; pl < hi; ++pl) {
-      T* d = dx + pl * g.h * g.w;
-      if (!accumulate) std::fill(d, d + g.h * g.w, T(0));
       const T* gp = gy + pl * g.oh * g.ow;
-      for (std::int64_t oy = 0; oy < g.oh; ++oy)
-        for (std::int64_t ox = 0; ox < g.ow; ++ox) {
-          const std::int64_t y0 = oy * g.s - g.p, x0 = ox * g.s - g.p;
-          const T v = gp[oy * g.ow + ox] * inv;
-          for (std::int64_t i = std::max<std::int64_t>(y0, 0); i < std::min(y0 + g.k, g.h); ++i)
-            for (std::int64_t j = std::max<std::int64_t>(x0, 0); j < std::min(x0 + g.k, g.w); ++j) d[i * g.w + j] += v;
-        }
+      detail::add_into_plane(dx + pl * g.h * g.w, g.h * g.w, accumulate, [&](C* d) {
+        for (std::int64_t oy = 0; oy < g.oh; ++oy)
+          for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+            const std::int64_t y0 = oy * g.s - g.p, x0 = ox * g.s - g.p;
+            const C v = static_cast<C>(gp[oy * g.ow + ox]) * inv;
+            for (std::int64_t i = std::max<std::int64_t>(y0, 0); i < std::min(y0 + g.k, g.h); ++i)
+              for (std::int64_t j = std::max<std::int64_t>(x0, 0); j < std::min(x0 + g.k, g.w); ++j)
+                d[i * g.w + j] += v;
+          }
+      });
     }
   });
 }

@@ -35,13 +35,14 @@ struct DropoutMask {  // one Philox block (4 draws) per index
 template <typename T>
 struct ApplyMask {
   const T* x;
-  const T* mask;
+  const compute_t<T>* mask;
   T* y;
   std::int64_t inner;
   bool accumulate;
   TINYNET_HOST_DEVICE void operator()(std::int64_t e) const {
-    const T v = x[e] * mask[e / inner];
-    y[e] = accumulate ? y[e] + v : v;
+    using C = compute_t<T>;
+    const C v = static_cast<C>(x[e]) * mask[e / inner];
+    y[e] = T(accumulate ? static_cast<C>(y[e]) + v : v);
   }
 };
 
@@ -54,9 +55,10 @@ void dropout_mask(Tag, const RandomStream& rs, T* mask, std::int64_t units, doub
   for_each_index((units + 3) / 4, detail::DropoutMask<T>{rs.key, rs.base, mask, units, p, scale});
 }
 
-/// y[u * inner + i] (+)= x[u * inner + i] * mask[u]
+/// y[u * inner + i] (+)= x[u * inner + i] * mask[u] (the mask in compute_t<T>)
 template <typename T>
-void apply_mask(Tag, const T* x, const T* mask, T* y, std::int64_t units, std::int64_t inner, bool accumulate) {
+void apply_mask(Tag, const T* x, const compute_t<T>* mask, T* y, std::int64_t units, std::int64_t inner,
+                bool accumulate) {
   for_each_index(units * inner, detail::ApplyMask<T>{x, mask, y, inner, accumulate});
 }
 

@@ -35,7 +35,10 @@ struct CopyOrAdd {
   const T* src;
   T* dst;
   bool accumulate;
-  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const { dst[i] = accumulate ? dst[i] + src[i] : src[i]; }
+  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const {
+    using C = compute_t<T>;  // bfloat16 sums in float, rounded once
+    dst[i] = accumulate ? T(static_cast<C>(dst[i]) + static_cast<C>(src[i])) : src[i];
+  }
 };
 
 /// Offsets of output index i into the two broadcast inputs.

@@ -38,17 +38,18 @@ struct MaxPoolForward {
     const std::int64_t y0 = oy * g.s - g.p, x0 = ox * g.s - g.p;
     const std::int64_t i0 = y0 > 0 ? y0 : 0, i1 = y0 + g.k < g.h ? y0 + g.k : g.h;
     const std::int64_t j0 = x0 > 0 ? x0 : 0, j1 = x0 + g.k < g.w ? x0 + g.k : g.w;
+    using C = compute_t<T>;  // bfloat16 compared as float; the maximum is stored exactly
     std::int64_t best_i = i0 * g.w + j0;
-    T best = in[best_i];
+    C best = static_cast<C>(in[best_i]);
     for (std::int64_t i = i0; i < i1; ++i)
       for (std::int64_t j = j0; j < j1; ++j) {
-        const T v = in[i * g.w + j];
+        const C v = static_cast<C>(in[i * g.w + j]);
         if (!(v <= best)) {  // also true for NaN, which propagates as on the CPU
           best = v;
           best_i = i * g.w + j;
         }
       }
-    y[e] = best;
+    y[e] = in[best_i];
     idx[e] = static_cast<std::int32_t>(best_i);
   }
 };
@@ -65,13 +66,14 @@ struct MaxPoolBackward {
     std::int64_t oy0, oy1, ox0, ox1;
     covering(iy, g.k, g.s, g.p, g.oh, oy0, oy1);
     covering(ix, g.k, g.s, g.p, g.ow, ox0, ox1);
-    T acc = accumulate ? dx[e] : T(0);
+    using C = compute_t<T>;
+    C acc = accumulate ? static_cast<C>(dx[e]) : C(0);
     for (std::int64_t oy = oy0; oy < oy1; ++oy)
       for (std::int64_t ox = ox0; ox < ox1; ++ox) {
         const std::int64_t o = pl * g.oh * g.ow + oy * g.ow + ox;
-        if (idx[o] == flat) acc += gy[o];
+        if (idx[o] == flat) acc += static_cast<C>(gy[o]);
       }
-    dx[e] = acc;
+    dx[e] = T(acc);
   }
 };
 
@@ -84,10 +86,12 @@ struct AvgPoolForward {
     const std::int64_t pl = e / (g.oh * g.ow), oy = (e / g.ow) % g.oh, ox = e % g.ow;
     const T* in = x + pl * g.h * g.w;
     const std::int64_t y0 = oy * g.s - g.p, x0 = ox * g.s - g.p;
-    T acc = 0;
+    using C = compute_t<T>;
+    C acc = 0;
     for (std::int64_t i = y0 > 0 ? y0 : 0; i < (y0 + g.k < g.h ? y0 + g.k : g.h); ++i)
-      for (std::int64_t j = x0 > 0 ? x0 : 0; j < (x0 + g.k < g.w ? x0 + g.k : g.w); ++j) acc += in[i * g.w + j];
-    y[e] = acc * (T(1) / static_cast<T>(g.k * g.k));
+      for (std::int64_t j = x0 > 0 ? x0 : 0; j < (x0 + g.k < g.w ? x0 + g.k : g.w); ++j)
+        acc += static_cast<C>(in[i * g.w + j]);
+    y[e] = T(acc * (C(1) / static_cast<C>(g.k * g.k)));
   }
 };
 
@@ -102,11 +106,12 @@ struct AvgPoolBackward {
     std::int64_t oy0, oy1, ox0, ox1;
     covering(iy, g.k, g.s, g.p, g.oh, oy0, oy1);
     covering(ix, g.k, g.s, g.p, g.ow, ox0, ox1);
-    const T inv = T(1) / static_cast<T>(g.k * g.k);
-    T acc = accumulate ? dx[e] : T(0);
+    using C = compute_t<T>;
+    const C inv = C(1) / static_cast<C>(g.k * g.k);
+    C acc = accumulate ? static_cast<C>(dx[e]) : C(0);
     for (std::int64_t oy = oy0; oy < oy1; ++oy)
-      for (std::int64_t ox = ox0; ox < ox1; ++ox) acc += gy[pl * g.oh * g.ow + oy * g.ow + ox] * inv;
-    dx[e] = acc;
+      for (std::int64_t ox = ox0; ox < ox1; ++ox) acc += static_cast<C>(gy[pl * g.oh * g.ow + oy * g.ow + ox]) * inv;
+    dx[e] = T(acc);
   }
 };
 

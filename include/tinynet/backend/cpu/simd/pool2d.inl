@@ -79,6 +79,7 @@ void max_pool2d_forward(Level, const Pool2dGeometry& g, const T* x, T* y, std::i
       }
     }
 #endif
+    using C = compute_t<T>;  // bfloat16 compared as float; the maximum is stored exactly
     for (std::int64_t pl = lo; pl < hi; ++pl) {
       const T* in = x + pl * g.h * g.w;
       T* out = y + pl * g.oh * g.ow;
@@ -89,16 +90,16 @@ void max_pool2d_forward(Level, const Pool2dGeometry& g, const T* x, T* y, std::i
           const std::int64_t i0 = std::max<std::int64_t>(y0, 0), i1 = std::min(y0 + g.k, g.h);
           const std::int64_t j0 = std::max<std::int64_t>(x0, 0), j1 = std::min(x0 + g.k, g.w);
           std::int64_t best_i = i0 * g.w + j0;
-          T best = in[best_i];
+          C best = static_cast<C>(in[best_i]);
           for (std::int64_t i = i0; i < i1; ++i)
             for (std::int64_t j = j0; j < j1; ++j) {
-              const T v = in[i * g.w + j];
+              const C v = static_cast<C>(in[i * g.w + j]);
               if (!(v <= best)) {  // also true for NaN, which propagates as in PyTorch
                 best = v;
                 best_i = i * g.w + j;
               }
             }
-          out[oy * g.ow + ox] = best;
+          out[oy * g.ow + ox] = in[best_i];
           arg[oy * g.ow + ox] = static_cast<std::int32_t>(best_i);
         }
     }

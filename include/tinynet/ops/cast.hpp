@@ -1,0 +1,47 @@
+#pragma once
+/// \file
+/// cast: a dtype conversion recorded on the tape, between float32, float64 and bfloat16
+/// (Tensor::to(DType) copies without recording). Its gradient is converted back to the
+/// input's dtype, as PyTorch's `x.to(dtype)` does.
+
+#include "tinynet/backend/cpu/elementwise.hpp"
+#include "tinynet/backend/cuda/elementwise.hpp"  // empty in builds without CUDA
+#include "tinynet/ops/common.hpp"
+
+namespace tinynet {
+
+namespace ops::detail {
+
+// y = x in another dtype;  dL/dx = dL/dy in x's dtype.
+class CastNode final : public autograd::Node {
+ public:
+  const char* name() const override { return "cast"; }
+  void backward(const Tensor& gy) override {
+    auto slot = input_grad(0);
+    if (!slot.accumulate) {
+      slot.grad.copy_(gy);  // converts
+      return;
+    }
+    const Tensor g = gy.to(slot.grad.dtype());
+    dispatch_with_bf16(
+        g, name(), [&]<typename T>(auto be) { copy_or_add(be, g.data<T>(), slot.grad.data<T>(), g.numel(), true); });
+  }
+};
+
+}  // namespace ops::detail
+
+/// x converted to `dtype` (float32, float64 or bfloat16; to bfloat16 rounds to nearest,
+/// ties to even), recorded so that the gradient flows back converted to x's dtype. Returns
+/// x itself when it already has that dtype.
+inline Tensor cast(const Tensor& x, DType dtype) {
+  using namespace ops::detail;
+  check_activation_input("cast", x);
+  TINYNET_CHECK(TypeError, is_floating(dtype) || dtype == DType::bfloat16,
+                "cast: target dtype must be float32, float64 or bfloat16, got ", dtype);
+  if (x.dtype() == dtype) return x;
+  Tensor y = x.to(dtype);
+  if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<CastNode>(), {&x});
+  return y;
+}
+
+}  // namespace tinynet

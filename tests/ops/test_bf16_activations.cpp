@@ -1,0 +1,181 @@
+// bfloat16 activations: the elementwise activations, pooling, dropout, views and cast take
+// bfloat16 tensors, compute each value in float and round once as they store it (PyTorch's
+// CPU kernels for bfloat16 do the same). Each result is held to exactly that value: the
+// inputs are chosen so that every float computation here is exact or is repeated in the
+// same order, so nothing is left to a tolerance.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <tinynet/tinynet.hpp>
+#include <vector>
+
+#include "ops/op_testing.hpp"
+#include "thread_count_restorer.hpp"
+
+using namespace tinynet;
+using namespace tinynet::testing;
+
+namespace {
+
+/// Any tensor's values as doubles (exact for bfloat16, float and double).
+std::vector<double> as_doubles(const Tensor& t) {
+  std::vector<double> out(static_cast<std::size_t>(t.numel()));
+  dispatch_all(t.dtype(), [&]<typename T>() {
+    const T* p = t.data<T>();
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(p[i]);
+  });
+  return out;
+}
+
+/// The nearest bfloat16 to v (ties to even), as a double.
+double bf16_of(double v) { return static_cast<double>(bfloat16(static_cast<float>(v))); }
+
+/// A float32 leaf of multiples of 1/8 in [-4, 4): bfloat16 holds them exactly and sums of a
+/// few of them are exact in float, so sums do not depend on their order.
+Tensor eighths(const Shape& shape, std::uint64_t seed) {
+  Generator gen(seed);
+  Tensor t = uniform(shape, -4.0, 4.0, {}, gen);
+  float* p = t.data<float>();
+  for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = std::floor(p[i] * 8.0f) / 8.0f;
+  return t.requires_grad_();
+}
+
+/// A float32 leaf of values that need all of float's bits (rounding them to bfloat16 does
+/// something).
+Tensor full_precision(const Shape& shape, std::uint64_t seed) {
+  Generator gen(seed);
+  return uniform(shape, -2.0, 2.0, {.requires_grad = true}, gen);
+}
+
+/// sum(cast(y, float32) * v): a loss whose gradient with respect to y is v, rounded to
+/// y's bfloat16 by the cast's backward.
+Tensor weighted_sum(const Tensor& y, const Tensor& v) { return sum(mul(cast(y, DType::float32), v)); }
+
+}  // namespace
+
+TEST_CASE("cast: rounds to bfloat16 to nearest even, and its gradient comes back converted", "[ops][bf16]") {
+  const Tensor x = full_precision({300}, 1);
+  const Tensor y = cast(x, DType::bfloat16);
+  REQUIRE(y.dtype() == DType::bfloat16);
+  CHECK(y.requires_grad());
+  const auto vx = values(x), vy = as_doubles(y);
+  for (std::size_t i = 0; i < vx.size(); ++i) REQUIRE(vy[i] == bf16_of(vx[i]));
+  CHECK(cast(y, DType::bfloat16).is_same(y));
+
+  const Tensor v = full_precision({300}, 2).detach();
+  weighted_sum(y, v).backward();
+  REQUIRE(x.grad().dtype() == DType::float32);
+  const auto g = values(x.grad()), vv = values(v);
+  for (std::size_t i = 0; i < g.size(); ++i) REQUIRE(g[i] == bf16_of(vv[i]));
+
+  CHECK_THROWS_AS(cast(x, DType::int64), TypeError);
+}
+
+TEST_CASE("relu and sigmoid on bfloat16: the float value rounded once, both passes", "[ops][bf16]") {
+  const Tensor x = full_precision({1000}, 3);
+  const Tensor x16 = cast(x, DType::bfloat16);
+  const Tensor v = full_precision({1000}, 4).detach();
+  const auto in = as_doubles(x16), vv = values(v);
+
+  SECTION("relu") {
+    const Tensor y = relu(x16);
+    REQUIRE(y.dtype() == DType::bfloat16);
+    const auto out = as_doubles(y);
+    for (std::size_t i = 0; i < in.size(); ++i) REQUIRE(out[i] == (in[i] > 0 ? in[i] : 0.0));
+    weighted_sum(y, v).backward();
+    const auto g = values(x.grad());
+    for (std::size_t i = 0; i < in.size(); ++i) REQUIRE(g[i] == (in[i] > 0 ? bf16_of(vv[i]) : 0.0));
+  }
+  SECTION("sigmoid") {
+    const Tensor y = sigmoid(x16);
+    const auto out = as_doubles(y);
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      const float s = 1.0f / (1.0f + std::exp(-static_cast<float>(in[i])));
+      REQUIRE(out[i] == bf16_of(s));
+    }
+    weighted_sum(y, v).backward();
+    const auto g = values(x.grad());
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      const auto yi = static_cast<float>(out[i]);
+      REQUIRE(g[i] == bf16_of(static_cast<float>(bf16_of(vv[i])) * (yi * (1.0f - yi))));
+    }
+  }
+}
+
+TEST_CASE("max_pool2d and avg_pool2d on bfloat16 match float32 on the same values, rounded", "[ops][bf16]") {
+  ThreadCountRestorer restore;
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    // 2x2 stride 2 (no overlap), 3x3 stride 2 with padding 1 (windows overlap: gradients
+    // add up), on an odd plane.
+    for (auto [k, s, p] : {std::tuple{2, 2, 0}, std::tuple{3, 2, 1}}) {
+      INFO(threads << " threads, kernel " << k << " stride " << s << " padding " << p);
+      const Tensor x = eighths({2, 3, 9, 11}, 5);
+      const Tensor x16 = cast(x, DType::bfloat16);
+      const Tensor xf = x16.detach().to(DType::float32).requires_grad_();
+
+      const Tensor y16 = max_pool2d(x16, k, s, p), yf = max_pool2d(xf, k, s, p);
+      REQUIRE(y16.dtype() == DType::bfloat16);
+      CHECK(as_doubles(y16) == values(yf));
+      const Tensor w = eighths(yf.shape(), 7).detach();
+      weighted_sum(y16, w).backward();
+      sum(mul(yf, w)).backward();
+      // Each gradient is a sum of at most four multiples of 1/8: exact in float, rounded once.
+      const auto g16 = values(x.grad()), gf = values(xf.grad());
+      for (std::size_t i = 0; i < g16.size(); ++i) REQUIRE(g16[i] == bf16_of(gf[i]));
+
+      const Tensor a = eighths({2, 3, 9, 11}, 8);
+      const Tensor a16 = cast(a, DType::bfloat16);
+      const Tensor af = a16.detach().to(DType::float32).requires_grad_();
+      const Tensor z16 = avg_pool2d(a16, k, s, p), zf = avg_pool2d(af, k, s, p);
+      REQUIRE(z16.dtype() == DType::bfloat16);
+      const auto vz16 = as_doubles(z16), vzf = values(zf);
+      for (std::size_t i = 0; i < vzf.size(); ++i) REQUIRE(vz16[i] == bf16_of(vzf[i]));
+      const Tensor wz = eighths(zf.shape(), 9).detach();
+      weighted_sum(z16, wz).backward();
+      sum(mul(zf, wz)).backward();
+      const auto ga16 = values(a.grad()), gaf = values(af.grad());
+      // float32 adds each window's share in turn, as the bfloat16 path's float plane does.
+      for (std::size_t i = 0; i < ga16.size(); ++i) REQUIRE(ga16[i] == bf16_of(gaf[i]));
+    }
+  }
+}
+
+TEST_CASE("dropout on bfloat16: float32's mask, each kept value scaled in float and rounded", "[ops][bf16]") {
+  for (double p : {0.25, 0.5}) {
+    INFO("p = " << p);
+    const Tensor x = full_precision({64, 300}, 10);
+    const Tensor x16 = cast(x, DType::bfloat16);
+    const Tensor xf = x16.detach().to(DType::float32).requires_grad_();
+    Generator g1(11), g2(11);
+    const Tensor y16 = dropout(x16, p, true, g1), yf = dropout(xf, p, true, g2);
+    REQUIRE(y16.dtype() == DType::bfloat16);
+    const auto a = as_doubles(y16), b = values(yf);
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      REQUIRE(a[i] == bf16_of(b[i]));
+      kept += b[i] != 0.0;
+    }
+    CHECK(kept > a.size() / 4);
+    const Tensor v = full_precision(yf.shape(), 12).detach();
+    weighted_sum(y16, v).backward();
+    sum(mul(yf, cast(cast(v, DType::bfloat16), DType::float32))).backward();
+    const auto g16 = values(x.grad()), gf = values(xf.grad());
+    for (std::size_t i = 0; i < g16.size(); ++i) REQUIRE(g16[i] == bf16_of(gf[i]));
+  }
+}
+
+TEST_CASE("view and flatten of bfloat16 carry the gradient back; other ops refuse bfloat16", "[ops][bf16]") {
+  const Tensor x = full_precision({4, 3, 5}, 13);
+  const Tensor x16 = cast(x, DType::bfloat16);
+  const Tensor y = flatten(x16, 1);
+  REQUIRE(y.dtype() == DType::bfloat16);
+  REQUIRE(y.shape() == Shape{4, 15});
+  const Tensor v = full_precision({4, 15}, 14).detach();
+  weighted_sum(y, v).backward();
+  const auto g = values(x.grad()), vv = values(v);
+  for (std::size_t i = 0; i < g.size(); ++i) REQUIRE(g[i] == bf16_of(vv[i]));
+
+  CHECK_THROWS_WITH(add(x16, x16), Catch::Contains("add") && Catch::Contains("bfloat16"));
+  CHECK_THROWS_AS(log_softmax(y, 1), TypeError);
+  CHECK_THROWS_AS(sum(y), TypeError);
+}
