@@ -5,6 +5,7 @@
 // same order, so nothing is left to a tolerance.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <functional>
 #include <tinynet/tinynet.hpp>
 #include <vector>
 
@@ -164,7 +165,7 @@ TEST_CASE("dropout on bfloat16: float32's mask, each kept value scaled in float 
   }
 }
 
-TEST_CASE("view and flatten of bfloat16 carry the gradient back; other ops refuse bfloat16", "[ops][bf16]") {
+TEST_CASE("view and flatten of bfloat16 carry the gradient back", "[ops][bf16]") {
   const Tensor x = full_precision({4, 3, 5}, 13);
   const Tensor x16 = cast(x, DType::bfloat16);
   const Tensor y = flatten(x16, 1);
@@ -174,8 +175,79 @@ TEST_CASE("view and flatten of bfloat16 carry the gradient back; other ops refus
   weighted_sum(y, v).backward();
   const auto g = values(x.grad()), vv = values(v);
   for (std::size_t i = 0; i < g.size(); ++i) REQUIRE(g[i] == bf16_of(vv[i]));
+}
 
-  CHECK_THROWS_WITH(add(x16, x16), Catch::Contains("add") && Catch::Contains("bfloat16"));
-  CHECK_THROWS_AS(log_softmax(y, 1), TypeError);
-  CHECK_THROWS_AS(sum(y), TypeError);
+TEST_CASE("ops without bfloat16 kernels run in float32: bfloat16 results rounded once, float32 under autocast",
+          "[ops][bf16]") {
+  const Tensor x = full_precision({6, 10}, 15), z = full_precision({6, 10}, 16);
+  const Tensor target = from_vector<std::int64_t>({0, 3, 9, 2, 2, 7}, {6});
+  const auto through_float = [&](const std::function<Tensor(const Tensor&, const Tensor&)>& f, bool under_autocast) {
+    Tensor(x).set_grad(Tensor());
+    Tensor(z).set_grad(Tensor());
+    const Tensor a16 = cast(x, DType::bfloat16), b16 = cast(z, DType::bfloat16);
+    const Tensor af = a16.detach().to(DType::float32).requires_grad_(),
+                 bf = b16.detach().to(DType::float32).requires_grad_();
+    Tensor y16;
+    {
+      autocast scope(DeviceType::cpu, DType::bfloat16, under_autocast);
+      y16 = f(a16, b16);
+    }
+    const Tensor yf = f(af, bf);
+    REQUIRE(y16.dtype() == (under_autocast ? DType::float32 : DType::bfloat16));
+    const auto v16 = as_doubles(y16), vf = values(yf);
+    for (std::size_t i = 0; i < vf.size(); ++i) REQUIRE(v16[i] == (under_autocast ? vf[i] : bf16_of(vf[i])));
+    // The gradient: float32's, rounded to bfloat16 where it enters the bfloat16 tensors.
+    const Tensor w = full_precision(yf.shape(), 17).detach();
+    sum(mul(cast(y16, DType::float32), w)).backward();
+    sum(mul(yf, under_autocast ? w : cast(cast(w, DType::bfloat16), DType::float32))).backward();
+    for (auto [g16, gf] : {std::pair{x.grad(), af.grad()}, std::pair{z.grad(), bf.grad()}}) {
+      if (!gf.defined()) continue;
+      const auto a = values(g16), b = values(gf);
+      for (std::size_t i = 0; i < a.size(); ++i) REQUIRE(a[i] == bf16_of(b[i]));
+    }
+  };
+  for (bool under_autocast : {false, true}) {
+    INFO((under_autocast ? "under autocast" : "outside autocast"));
+    {
+      INFO("log_softmax");
+      through_float([](const Tensor& a, const Tensor&) { return log_softmax(a, 1); }, under_autocast);
+    }
+    {
+      INFO("softmax");
+      through_float([](const Tensor& a, const Tensor&) { return softmax(a, 0); }, under_autocast);
+    }
+    {
+      INFO("sum");
+      through_float([](const Tensor& a, const Tensor&) { return sum(a, 1); }, under_autocast);
+    }
+    {
+      INFO("mean");
+      through_float([](const Tensor& a, const Tensor&) { return mean(a); }, under_autocast);
+    }
+    {
+      INFO("nll_loss");
+      through_float([&](const Tensor& a, const Tensor&) { return nll_loss(a, target); }, under_autocast);
+    }
+  }
+  // Binary ops run in float32 under autocast too (not on its float32 list): two bfloat16
+  // operands give bfloat16.
+  const Tensor p = cast(x, DType::bfloat16), q = cast(z, DType::bfloat16);
+  {
+    autocast scope(DeviceType::cpu, DType::bfloat16);
+    CHECK(mul(p, q).dtype() == DType::bfloat16);
+  }
+  const auto vp = as_doubles(p), vq = as_doubles(q), sum16 = as_doubles(add(p, q)), prod = as_doubles(mul(p, q));
+  for (std::size_t i = 0; i < vp.size(); ++i) {
+    REQUIRE(sum16[i] == bf16_of(static_cast<float>(vp[i]) + static_cast<float>(vq[i])));
+    REQUIRE(prod[i] == bf16_of(static_cast<float>(vp[i]) * static_cast<float>(vq[i])));
+  }
+  // One bfloat16 operand beside float32 gives float32, and float64 float64.
+  const Tensor mixed = add(p, z);
+  REQUIRE(mixed.dtype() == DType::float32);
+  const auto vm = values(mixed), vz = values(z);
+  for (std::size_t i = 0; i < vp.size(); ++i)
+    REQUIRE(vm[i] == static_cast<double>(static_cast<float>(vp[i]) + static_cast<float>(vz[i])));
+  CHECK(sub(z.to(DType::float64), p).dtype() == DType::float64);
+  CHECK(argmax(p, 1).dtype() == DType::int64);
+  CHECK(values(argmax(p, 1).to(DType::float64)) == values(argmax(p.to(DType::float32), 1).to(DType::float64)));
 }

@@ -4,6 +4,7 @@
 
 #include "tinynet/backend/cpu/batch_norm.hpp"
 #include "tinynet/backend/cuda/batch_norm.hpp"  // empty in builds without CUDA
+#include "tinynet/ops/cast.hpp"
 #include "tinynet/ops/common.hpp"
 
 namespace tinynet {
@@ -52,6 +53,10 @@ inline Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tens
                          const Tensor& weight = Tensor(), const Tensor& bias = Tensor(), bool training = true,
                          double momentum = 0.1, double eps = 1e-5) {
   using namespace ops::detail;
+  if (x.defined() && x.dtype() == DType::bfloat16)  // statistics and parameters float32
+    return in_float32(x, [&](const Tensor& in) {
+      return batch_norm(in, running_mean, running_var, weight, bias, training, momentum, eps);
+    });
   check_float_input("batch_norm", x);
   TINYNET_CHECK(ShapeError, x.dim() == 2 || x.dim() == 4,
                 "batch_norm: expected input of rank 2 (N, C) or 4 (N, C, H, W), got shape ", x.shape());

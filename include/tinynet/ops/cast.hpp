@@ -2,8 +2,10 @@
 /// \file
 /// cast: a dtype conversion recorded on the tape, between float32, float64 and bfloat16
 /// (Tensor::to(DType) copies without recording). Its gradient is converted back to the
-/// input's dtype, as PyTorch's `x.to(dtype)` does.
+/// input's dtype, as PyTorch's `x.to(dtype)` does. Also how the ops without bfloat16
+/// kernels take bfloat16 tensors: through float32 (in_float32).
 
+#include "tinynet/amp/autocast.hpp"
 #include "tinynet/backend/cpu/elementwise.hpp"
 #include "tinynet/backend/cuda/elementwise.hpp"  // empty in builds without CUDA
 #include "tinynet/ops/common.hpp"
@@ -43,5 +45,20 @@ inline Tensor cast(const Tensor& x, DType dtype) {
   if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<CastNode>(), {&x});
   return y;
 }
+
+namespace ops::detail {
+
+/// For the ops that compute in float32 only (reductions, softmax, log_softmax, the losses,
+/// batch_norm): f(x), or, for a bfloat16 x, f of x cast to float32, the result cast back to
+/// bfloat16 (rounded once, as PyTorch's bfloat16 kernels round it). Under autocast these
+/// are the ops PyTorch keeps in float32: their result stays float32 there.
+template <typename F>
+Tensor in_float32(const Tensor& x, F&& f) {
+  if (!x.defined() || x.dtype() != DType::bfloat16) return f(x);
+  Tensor y = f(cast(x, DType::float32));
+  return is_autocast_enabled(x.device().type) ? y : cast(y, DType::bfloat16);
+}
+
+}  // namespace ops::detail
 
 }  // namespace tinynet

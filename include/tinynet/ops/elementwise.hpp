@@ -8,6 +8,7 @@
 #include "tinynet/backend/cpu/elementwise.hpp"
 #include "tinynet/backend/cuda/elementwise.hpp"  // empty in builds without CUDA
 #include "tinynet/backend/elementwise.hpp"
+#include "tinynet/ops/cast.hpp"
 #include "tinynet/ops/common.hpp"
 
 namespace tinynet {
@@ -74,6 +75,13 @@ class BinaryNode final : public autograd::Node {
 };
 
 inline Tensor binary(Binary op, const Tensor& a, const Tensor& b) {
+  // bfloat16 operands compute in float32: two of them give bfloat16 (rounded once), one
+  // beside a float32 or float64 tensor gives that type (PyTorch's type promotion).
+  if (a.defined() && b.defined() && (a.dtype() == DType::bfloat16 || b.dtype() == DType::bfloat16)) {
+    if (a.dtype() == b.dtype()) return cast(binary(op, cast(a, DType::float32), cast(b, DType::float32)), a.dtype());
+    if (is_floating(b.dtype())) return binary(op, cast(a, b.dtype()), b);
+    if (is_floating(a.dtype())) return binary(op, a, cast(b, a.dtype()));
+  }
   const char* name = binary_name(op);
   check_float_input(name, a, "first operand");
   check_float_input(name, b, "second operand");

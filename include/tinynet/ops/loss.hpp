@@ -4,6 +4,7 @@
 
 #include "tinynet/backend/cpu/loss.hpp"
 #include "tinynet/backend/cuda/loss.hpp"  // empty in builds without CUDA
+#include "tinynet/ops/cast.hpp"
 #include "tinynet/ops/softmax.hpp"
 
 namespace tinynet {
@@ -42,6 +43,8 @@ class NllLossNode final : public autograd::Node {
 /// target: int64 [N] with values in [0, C).
 inline Tensor nll_loss(const Tensor& logp, const Tensor& target, Reduction reduction = Reduction::mean) {
   using namespace ops::detail;
+  if (logp.defined() && logp.dtype() == DType::bfloat16)
+    return in_float32(logp, [&](const Tensor& in) { return nll_loss(in, target, reduction); });
   check_float_input("nll_loss", logp);
   check_rank("nll_loss", logp, 2, "input", "batch, classes");
   TINYNET_CHECK(TypeError, target.defined() && target.dtype() == DType::int64,

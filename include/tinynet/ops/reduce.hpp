@@ -4,6 +4,7 @@
 
 #include "tinynet/backend/cpu/reduce.hpp"
 #include "tinynet/backend/cuda/reduce.hpp"  // empty in builds without CUDA
+#include "tinynet/ops/cast.hpp"
 #include "tinynet/ops/common.hpp"
 
 namespace tinynet {
@@ -75,20 +76,29 @@ inline Tensor reduce_sum(const char* op, const Tensor& x, int dim, bool all, boo
 }  // namespace ops::detail
 
 /// Sum of all elements (a scalar).
-inline Tensor sum(const Tensor& x) { return ops::detail::reduce_sum("sum", x, 0, true, false, false); }
+inline Tensor sum(const Tensor& x) {
+  return ops::detail::in_float32(
+      x, [&](const Tensor& in) { return ops::detail::reduce_sum("sum", in, 0, true, false, false); });
+}
 /// Sum over `dim`; `keepdim` keeps it with extent 1.
 inline Tensor sum(const Tensor& x, int dim, bool keepdim = false) {
-  return ops::detail::reduce_sum("sum", x, dim, false, keepdim, false);
+  return ops::detail::in_float32(
+      x, [&](const Tensor& in) { return ops::detail::reduce_sum("sum", in, dim, false, keepdim, false); });
 }
 /// Mean of all elements (a scalar).
-inline Tensor mean(const Tensor& x) { return ops::detail::reduce_sum("mean", x, 0, true, false, true); }
+inline Tensor mean(const Tensor& x) {
+  return ops::detail::in_float32(
+      x, [&](const Tensor& in) { return ops::detail::reduce_sum("mean", in, 0, true, false, true); });
+}
 /// Mean over `dim`.
 inline Tensor mean(const Tensor& x, int dim, bool keepdim = false) {
-  return ops::detail::reduce_sum("mean", x, dim, false, keepdim, true);
+  return ops::detail::in_float32(
+      x, [&](const Tensor& in) { return ops::detail::reduce_sum("mean", in, dim, false, keepdim, true); });
 }
 
 /// Index of the largest element along `dim` (int64, not differentiable; first one on ties).
 inline Tensor argmax(const Tensor& x, int dim, bool keepdim = false) {
+  if (x.defined() && x.dtype() == DType::bfloat16) return argmax(x.to(DType::float32), dim, keepdim);  // exact
   ops::detail::check_float_input("argmax", x);
   const int d = x.shape().wrap_dim(dim);
   const auto split = ops::detail::split_at(x.shape(), d);

@@ -4,6 +4,7 @@
 
 #include "tinynet/backend/cpu/softmax.hpp"
 #include "tinynet/backend/cuda/softmax.hpp"  // empty in builds without CUDA
+#include "tinynet/ops/cast.hpp"
 #include "tinynet/ops/reduce.hpp"
 
 namespace tinynet {
@@ -46,8 +47,12 @@ inline Tensor softmax_impl(const Tensor& x, int dim, bool log) {
 }  // namespace ops::detail
 
 /// exp(x) / sum(exp(x)) along `dim`.
-inline Tensor softmax(const Tensor& x, int dim) { return ops::detail::softmax_impl(x, dim, false); }
+inline Tensor softmax(const Tensor& x, int dim) {
+  return ops::detail::in_float32(x, [&](const Tensor& in) { return ops::detail::softmax_impl(in, dim, false); });
+}
 /// x - log(sum(exp(x))) along `dim`, computed without overflow for large |x|.
-inline Tensor log_softmax(const Tensor& x, int dim) { return ops::detail::softmax_impl(x, dim, true); }
+inline Tensor log_softmax(const Tensor& x, int dim) {
+  return ops::detail::in_float32(x, [&](const Tensor& in) { return ops::detail::softmax_impl(in, dim, true); });
+}
 
 }  // namespace tinynet
