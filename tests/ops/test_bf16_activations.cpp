@@ -251,3 +251,63 @@ TEST_CASE("ops without bfloat16 kernels run in float32: bfloat16 results rounded
   CHECK(argmax(p, 1).dtype() == DType::int64);
   CHECK(values(argmax(p, 1).to(DType::float64)) == values(argmax(p.to(DType::float32), 1).to(DType::float64)));
 }
+
+TEST_CASE("conv2d, conv2d_relu, linear and matmul under autocast take bfloat16 activations and return bfloat16",
+          "[ops][bf16][autocast]") {
+  // A bfloat16 input's values are what autocast would round a float32 input to, so the
+  // products are the same; the output (and the input's gradient) is that result rounded.
+  Generator gen(18);
+  const Tensor w = uniform({6, 3, 3, 3}, -0.5, 0.5, {.requires_grad = true}, gen);
+  const Tensor b = uniform({6}, -0.5, 0.5, {.requires_grad = true}, gen);
+  const Tensor lw = uniform({5, 12}, -0.5, 0.5, {.requires_grad = true}, gen);
+  const auto check = [&](const std::function<Tensor(const Tensor&)>& f, const Shape& in_shape, std::uint64_t seed) {
+    const Tensor x = full_precision(in_shape, seed);
+    const Tensor x16 = cast(x, DType::bfloat16);
+    const Tensor xf = x16.detach().to(DType::float32).requires_grad_();
+    Tensor y16, yf;
+    {
+      autocast scope;
+      y16 = f(x16);
+      yf = f(xf);
+    }
+    REQUIRE(y16.dtype() == DType::bfloat16);
+    REQUIRE(yf.dtype() == DType::float32);
+    const auto a = as_doubles(y16), e = values(yf);
+    for (std::size_t i = 0; i < e.size(); ++i) REQUIRE(a[i] == bf16_of(e[i]));
+    const Tensor v = full_precision(yf.shape(), seed + 1).detach();
+    const Tensor v16 = cast(cast(v, DType::bfloat16), DType::float32);
+    for (const Tensor* p : {&w, &b, &lw}) Tensor(*p).set_grad(Tensor());
+    weighted_sum(y16, v).backward();
+    std::vector<std::vector<double>> grads;
+    for (const Tensor* p : {&w, &b, &lw})
+      grads.push_back(p->grad().defined() ? values(p->grad()) : std::vector<double>{});
+    for (const Tensor* p : {&w, &b, &lw}) Tensor(*p).set_grad(Tensor());
+    sum(mul(yf, v16)).backward();
+    const auto gx = values(x.grad()), gxf = values(xf.grad());
+    for (std::size_t i = 0; i < gx.size(); ++i) REQUIRE(gx[i] == bf16_of(gxf[i]));
+    std::size_t k = 0;
+    for (const Tensor* p : {&w, &b, &lw}) {  // the parameters' float32 gradients: the same sums
+      CHECK(grads[k] == (p->grad().defined() ? values(p->grad()) : std::vector<double>{}));
+      ++k;
+    }
+  };
+  {
+    INFO("conv2d");
+    check([&](const Tensor& x) { return conv2d(x, w, b, 1, 1); }, {2, 3, 7, 6}, 30);
+  }
+  {
+    INFO("conv2d_relu");
+    check([&](const Tensor& x) { return conv2d_relu(x, w, b); }, {2, 3, 8, 8}, 32);
+  }
+  {
+    INFO("linear");
+    check([&](const Tensor& x) { return linear(x, lw); }, {4, 12}, 34);
+  }
+  {
+    INFO("matmul");
+    check([&](const Tensor& x) { return matmul(x, lw.detach().to(DType::float64).to(DType::float32)); }, {3, 5}, 36);
+  }
+  // Outside autocast they refuse bfloat16, naming autocast as the way.
+  const Tensor x16 = cast(full_precision({2, 3, 5, 5}, 38), DType::bfloat16);
+  CHECK_THROWS_WITH(conv2d(x16, w), Catch::Contains("conv2d") && Catch::Contains("autocast"));
+}

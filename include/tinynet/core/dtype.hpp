@@ -89,7 +89,8 @@ constexpr DType dtype_of() {
 }
 
 /// Calls `f.template operator()<T>()` with T the floating type of `t`;
-/// throws TypeError naming `op` for the integer dtypes and bfloat16 (no kernel takes them).
+/// throws TypeError naming `op` for the integer dtypes and bfloat16 (the kernels that take
+/// bfloat16 dispatch with dispatch_floating_and_bf16).
 template <typename F>
 decltype(auto) dispatch_floating(DType t, const char* op, F&& f) {
   switch (t) {
@@ -104,20 +105,11 @@ decltype(auto) dispatch_floating(DType t, const char* op, F&& f) {
 }
 
 /// Like dispatch_floating, and T = bfloat16 for bfloat16: for the ops whose kernels also
-/// take bfloat16 activations (they compute in compute_t<T>); TypeError naming `op` for the
-/// integer dtypes.
+/// take bfloat16 activations (they compute in compute_t<T>).
 template <typename F>
 decltype(auto) dispatch_floating_and_bf16(DType t, const char* op, F&& f) {
   if (t == DType::bfloat16) return f.template operator()<bfloat16>();
-  switch (t) {
-    case DType::float32:
-      return f.template operator()<float>();
-    case DType::float64:
-      return f.template operator()<double>();
-    default:
-      break;
-  }
-  throw TypeError(detail::concat(op, ": expected a float32, float64 or bfloat16 tensor, got ", t));
+  return dispatch_floating(t, op, std::forward<F>(f));
 }
 
 /// The type a kernel computes in for elements stored as T: float for bfloat16 (each value

@@ -6,6 +6,7 @@
 #include "tinynet/backend/cpu/conv2d.hpp"
 #include "tinynet/backend/cuda/conv2d.hpp"  // empty in builds without CUDA
 #include "tinynet/core/creation.hpp"
+#include "tinynet/ops/cast.hpp"
 #include "tinynet/ops/common.hpp"
 
 namespace tinynet {
@@ -63,6 +64,8 @@ class Conv2dNode final : public autograd::Node {
 
 inline Tensor conv2d_impl(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding,
                           bool relu) {
+  if (bf16_activation(x))  // its values are bfloat16 already: the same products, the output rounded
+    return cast(conv2d_impl(cast(x, DType::float32), weight, bias, stride, padding, relu), DType::bfloat16);
   const char* op = relu ? "conv2d_relu" : "conv2d";
   check_float_input(op, x);
   check_float_input(op, weight, "weight");

@@ -5,6 +5,7 @@
 #include "tinynet/amp/autocast.hpp"
 #include "tinynet/backend/cpu/linear.hpp"
 #include "tinynet/backend/cuda/linear.hpp"  // empty in builds without CUDA
+#include "tinynet/ops/cast.hpp"
 #include "tinynet/ops/common.hpp"
 
 namespace tinynet {
@@ -75,6 +76,7 @@ class MatmulNode final : public autograd::Node {
 /// y = x W^T + b, x: [N, in], weight: [out, in], bias: [out] or undefined.
 inline Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor()) {
   using namespace ops::detail;
+  if (bf16_activation(x)) return cast(linear(cast(x, DType::float32), weight, bias), DType::bfloat16);
   check_float_input("linear", x);
   check_float_input("linear", weight, "weight");
   check_same_kind("linear", x, weight, "weight");
@@ -101,6 +103,10 @@ inline Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias =
 /// Matrix product of a [M, K] and b [K, N].
 inline Tensor matmul(const Tensor& a, const Tensor& b) {
   using namespace ops::detail;
+  if (bf16_activation(a) || bf16_activation(b)) {
+    const auto f32 = [](const Tensor& t) { return t.dtype() == DType::bfloat16 ? cast(t, DType::float32) : t; };
+    return cast(matmul(f32(a), f32(b)), DType::bfloat16);
+  }
   check_float_input("matmul", a, "first operand");
   check_float_input("matmul", b, "second operand");
   check_same_kind("matmul", a, b, "second operand");
