@@ -18,8 +18,9 @@ namespace tinynet {
 /// the integer types hold class labels and argmax indices; bfloat16 holds values (weights
 /// saved or loaded at half the size, autocast's operands, activations) that kernels
 /// convert to float32 for compute: the elementwise activations, pooling, dropout and views
-/// take it (dispatch_floating_and_bf16), the other ops refuse it. New dtypes are appended,
-/// so values never change.
+/// take it in their kernels (dispatch_floating_and_bf16), the other ops through a float32
+/// copy (ops/cast.hpp); parameters are never bfloat16. New dtypes are appended, so values
+/// never change.
 enum class DType : std::uint8_t { float32, float64, int32, int64, bfloat16 };
 
 constexpr std::size_t element_size(DType t) {

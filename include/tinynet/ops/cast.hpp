@@ -48,18 +48,18 @@ inline Tensor cast(const Tensor& x, DType dtype) {
 
 namespace ops::detail {
 
-/// For the ops that compute in float32 only (reductions, softmax, log_softmax, the losses,
-/// batch_norm): f(x), or, for a bfloat16 x, f of x cast to float32, the result cast back to
-/// bfloat16 (rounded once, as PyTorch's bfloat16 kernels round it). Under autocast these
-/// are the ops PyTorch keeps in float32: their result stays float32 there.
 /// Whether x is a bfloat16 activation that conv2d, linear and matmul take: under autocast
-/// (outside it they refuse bfloat16, naming autocast as the way). Its values are bfloat16
-/// already, so the products are those of its float32 copy, and the result is rounded to
-/// bfloat16, as PyTorch's autocast returns it.
+/// (outside it they refuse bfloat16, their message naming autocast as the way). Its values
+/// are bfloat16 already, so the products are those of its float32 copy, and the result is
+/// rounded to bfloat16, as PyTorch's autocast returns it.
 inline bool bf16_activation(const Tensor& x) {
   return x.defined() && x.dtype() == DType::bfloat16 && is_autocast_enabled(x.device().type);
 }
 
+/// For the ops that compute in float32 only (reductions, softmax, log_softmax, the losses,
+/// batch_norm): f(x), or, for a bfloat16 x, f of x cast to float32, the result cast back to
+/// bfloat16 (rounded once, as PyTorch's bfloat16 kernels round it). Under autocast these
+/// are the ops PyTorch keeps in float32: their result stays float32 there.
 template <typename F>
 Tensor in_float32(const Tensor& x, F&& f) {
   if (!x.defined() || x.dtype() != DType::bfloat16) return f(x);
