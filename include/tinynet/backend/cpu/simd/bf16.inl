@@ -181,9 +181,10 @@ TINYNET_BF16_TARGET inline void transpose_words(std::int64_t r, std::int64_t n, 
       const __mmask16 cols = lanes_between(0, n - j0), rows = lanes_between(0, r - i0);
       __m512i t[16], u[16];
 #pragma GCC unroll 16
-      for (int i = 0; i < 16; ++i)
+      for (int i = 0; i < 16; ++i) {
         t[i] = i0 + i < r ? _mm512_maskz_loadu_epi32(cols, src + (i0 + i) * lds + j0) : _mm512_setzero_si512();
-        // Per 128-bit lane L, u[4k + c] ends up holding column 4L + c of rows 4k .. 4k + 3.
+      }
+      // Per 128-bit lane L, t[4k + c] ends up holding column 4L + c of rows 4k .. 4k + 3.
 #pragma GCC unroll 8
       for (int k = 0; k < 8; ++k) {
         u[2 * k] = _mm512_maskz_unpacklo_epi32(all, t[2 * k], t[2 * k + 1]);
