@@ -107,10 +107,10 @@ TEST_CASE("max_pool2d and avg_pool2d on bfloat16 match float32 on the same value
   for (int threads : {1, 2}) {
     set_num_threads(threads);
     // 2x2 stride 2 (no overlap), 3x3 stride 2 with padding 1 (windows overlap: gradients
-    // add up), on an odd plane.
-    for (auto [k, s, p] : {std::tuple{2, 2, 0}, std::tuple{3, 2, 1}}) {
-      INFO(threads << " threads, kernel " << k << " stride " << s << " padding " << p);
-      const Tensor x = eighths({2, 3, 9, 11}, 5);
+    // add up), on odd planes, one wider than a vector of outputs.
+    for (auto [k, s, p, width] : {std::tuple{2, 2, 0, 11}, std::tuple{2, 2, 0, 37}, std::tuple{3, 2, 1, 11}}) {
+      INFO(threads << " threads, kernel " << k << " stride " << s << " padding " << p << " width " << width);
+      const Tensor x = eighths({2, 3, 9, width}, 5);
       const Tensor x16 = cast(x, DType::bfloat16);
       const Tensor xf = x16.detach().to(DType::float32).requires_grad_();
 

@@ -50,6 +50,15 @@ void max_pool2d_backward(Tag, const Pool2dGeometry& g, const T* gy, const std::i
     for (std::int64_t pl = lo; pl < hi; ++pl) {
       const T* gp = gy + pl * g.oh * g.ow;
       const std::int32_t* arg = idx + pl * g.oh * g.ow;
+      if (std::is_same_v<T, bfloat16> && g.k <= g.s) {
+        // Windows that do not overlap send each input at most one gradient: it goes into
+        // the bfloat16 plane directly, rounded once as the float plane would round it.
+        T* d = dx + pl * g.h * g.w;
+        if (!accumulate) std::fill(d, d + g.h * g.w, T(0));
+        for (std::int64_t o = 0; o < g.oh * g.ow; ++o)
+          d[arg[o]] = accumulate ? T(static_cast<C>(d[arg[o]]) + static_cast<C>(gp[o])) : gp[o];
+        continue;
+      }
       detail::add_into_plane(dx + pl * g.h * g.w, g.h * g.w, accumulate, [&](C* d) {
         for (std::int64_t o = 0; o < g.oh * g.ow; ++o) d[arg[o]] += static_cast<C>(gp[o]);
       });

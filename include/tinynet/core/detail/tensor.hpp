@@ -18,6 +18,7 @@
 #include "tinynet/core/device.hpp"
 #include "tinynet/core/dtype.hpp"
 #include "tinynet/core/error.hpp"
+#include "tinynet/core/parallel.hpp"
 #include "tinynet/core/shape.hpp"
 #include "tinynet/core/storage.hpp"
 
@@ -233,7 +234,10 @@ inline void copy_elements(const Tensor& dst, const Tensor& src) {
       dispatch_all(src.dtype(), [&]<typename S>() {
         D* d = dst.data<D>();
         const S* s = src.data<S>();
-        for (std::int64_t i = 0, n = dst.numel(); i < n; ++i) d[i] = static_cast<D>(s[i]);
+        // In parallel chunks: autocast casts activations to and from bfloat16 every step.
+        parallel_for(dst.numel(), kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+          for (std::int64_t i = lo; i < hi; ++i) d[i] = static_cast<D>(s[i]);
+        });
       });
     });
     return;

@@ -1,6 +1,7 @@
 /// \file
 /// max_pool2d's forward at one vector level: 2x2 stride-2 windows take a vector kernel at
-/// the AVX2 and AVX-512 levels, every other shape the scalar loop (backend/cpu/pool2d.hpp).
+/// the AVX2 and AVX-512 levels (bfloat16 at AVX-512's), every other shape the scalar loop
+/// (backend/cpu/pool2d.hpp).
 
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
 namespace detail {
@@ -31,22 +32,36 @@ inline I32 pick(Pick m, I32 a, I32 b) {
 inline void i32_store(std::int32_t* p, Mask m, I32 v) { _mm256_maskstore_epi32(p, m, v); }
 #endif
 
+/// Loads and stores of the elements a 2x2 max-pool compares, as floats: bfloat16 at the
+/// AVX-512 level (a maximum is one of its inputs, so it is stored exactly).
+inline Vec load_elems(const float* p, Mask m) { return Vec::load(p, m); }
+inline void store_elems(float* p, Mask m, Vec v) { v.store(p, m); }
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+inline Vec load_elems(const bfloat16* p, Mask m) { return {load_bf16(reinterpret_cast<const std::uint16_t*>(p), m)}; }
+inline void store_elems(bfloat16* p, Mask m, Vec v) { store_bf16_exact(reinterpret_cast<std::uint16_t*>(p), m, v.v); }
+#endif
+
+/// Whether max_pool_2x2_plane takes elements of type T at this level.
+template <typename T>
+inline constexpr bool kVectorPool = std::is_same_v<T, float> ||
+                                    (std::is_same_v<T, bfloat16> && TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512);
+
 /// One plane of a 2x2, stride-2, unpadded max-pool, a vector of outputs at a time: even
 /// and odd input columns split by deinterleaving each row, then the window's four values
 /// compared in the scalar loop's order with its test (!(v <= best)), so ties and NaNs
 /// resolve alike.
-inline void max_pool_2x2_plane(const float* in, float* out, std::int32_t* arg, std::int64_t w, std::int64_t oh,
-                               std::int64_t ow) {
+template <typename T>
+void max_pool_2x2_plane(const T* in, T* out, std::int32_t* arg, std::int64_t w, std::int64_t oh, std::int64_t ow) {
   const I32 even = i32_even(), one = i32_set1(1), down = i32_set1(w);
   for (std::int64_t oy = 0; oy < oh; ++oy) {
-    const float* r0 = in + 2 * oy * w;
-    const float* r1 = r0 + w;
+    const T* r0 = in + 2 * oy * w;
+    const T* r1 = r0 + w;
     for (std::int64_t ox = 0; ox < ow; ox += kLanes) {
       const std::int64_t n = 2 * std::min<std::int64_t>(kLanes, ow - ox);
       const Mask lo = tail_mask(n), hi = lanes_between(0, n - kLanes);
       Vec v[4];
-      deinterleave(Vec::load(r0 + 2 * ox, lo), Vec::load(r0 + 2 * ox + kLanes, hi), v[0], v[1]);
-      deinterleave(Vec::load(r1 + 2 * ox, lo), Vec::load(r1 + 2 * ox + kLanes, hi), v[2], v[3]);
+      deinterleave(load_elems(r0 + 2 * ox, lo), load_elems(r0 + 2 * ox + kLanes, hi), v[0], v[1]);
+      deinterleave(load_elems(r1 + 2 * ox, lo), load_elems(r1 + 2 * ox + kLanes, hi), v[2], v[3]);
       const I32 i00 = i32_add(i32_set1(2 * oy * w + 2 * ox), even);
       const I32 idx[4] = {i00, i32_add(i00, one), i32_add(i00, down), i32_add(i32_add(i00, down), one)};
       Vec best = v[0];
@@ -57,7 +72,7 @@ inline void max_pool_2x2_plane(const float* in, float* out, std::int32_t* arg, s
         best_i = pick(m, idx[k], best_i);
       }
       const Mask store = tail_mask(n / 2);
-      best.store(out + oy * ow + ox, store);
+      store_elems(out + oy * ow + ox, store, best);
       i32_store(arg + oy * ow + ox, store, best_i);
     }
   }
@@ -71,7 +86,7 @@ template <typename T>
 void max_pool2d_forward(Level, const Pool2dGeometry& g, const T* x, T* y, std::int32_t* idx) {
   parallel_for(g.planes, 1, [&](std::int64_t lo, std::int64_t hi) {
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
-    if constexpr (sizeof(T) == 4) {
+    if constexpr (detail::kVectorPool<T>) {
       if (g.k == 2 && g.s == 2 && g.p == 0) {
         for (std::int64_t pl = lo; pl < hi; ++pl)
           detail::max_pool_2x2_plane(x + pl * g.h * g.w, y + pl * g.oh * g.ow, idx + pl * g.oh * g.ow, g.w, g.oh, g.ow);

@@ -50,6 +50,21 @@ inline bool any(Mask m) {
 
 }  // namespace detail
 
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+// (The zero-masking forms below, with every lane or the loaded ones: GCC 12 warns that the
+// plain forms read an undefined vector.)
+/// The bfloat16 words at p in the lanes of m (zero elsewhere, not read) as floats: exact.
+inline __m512 load_bf16(const std::uint16_t* p, Mask m) {
+  return _mm512_castsi512_ps(
+      _mm512_maskz_slli_epi32(m, _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, p)), 16));
+}
+/// The lanes of v in m stored at p as bfloat16 words, by dropping their low 16 bits: exact
+/// only for floats that are bfloat16 values (a maximum of them, a selection among them).
+inline void store_bf16_exact(std::uint16_t* p, Mask m, __m512 v) {
+  _mm512_mask_cvtepi32_storeu_epi16(p, m, _mm512_maskz_srli_epi32(m, _mm512_castps_si512(v), 16));
+}
+#endif
+
 struct Vec {
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
   __m512 v;
