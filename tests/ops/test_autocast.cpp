@@ -31,23 +31,28 @@ Tensor uniform32(const Shape& shape, std::uint64_t seed, bool requires_grad = tr
   return uniform(shape, -1.0, 1.0, {.dtype = DType::float32, .requires_grad = requires_grad}, gen);
 }
 
-/// A float32 tensor's values as doubles, rounded to bfloat16 first with `round`.
+/// A float32 (or bfloat16) tensor's values as doubles, rounded to bfloat16 first with `round`.
 std::vector<double> values(const Tensor& t, bool round) {
-  std::vector<double> v(static_cast<std::size_t>(t.numel()));
-  const float* p = t.data<float>();
+  const Tensor f = t.to(DType::float32);
+  std::vector<double> v(static_cast<std::size_t>(f.numel()));
+  const float* p = f.data<float>();
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = round ? detail::round_to_bf16(p[i]) : p[i];
   return v;
 }
 
-/// Every element of got within bound[i] of want[i].
+/// Every element of got within bound[i] of want[i]; for a bfloat16 `got` (autocast's
+/// outputs), within bound[i] plus its own rounding: u_bf times the computed value, itself
+/// at most |want[i]| + bound[i].
 void check_within(const Tensor& got, const std::vector<double>& want, const std::vector<double>& bound) {
   REQUIRE(got.numel() == static_cast<std::int64_t>(want.size()));
-  const float* g = got.data<float>();
+  const std::vector<double> g = values(got, false);
+  const bool rounded = got.dtype() == DType::bfloat16;
   double worst = 0;
   for (std::size_t i = 0; i < want.size(); ++i) {
-    INFO("element " << i << ": got " << g[i] << ", want " << want[i] << ", bound " << bound[i]);
-    REQUIRE(std::fabs(g[i] - want[i]) <= bound[i]);
-    worst = std::max(worst, std::fabs(g[i] - want[i]) / std::max(bound[i], 1e-300));
+    const double b = rounded ? bound[i] + kBf16Unit * (std::fabs(want[i]) + bound[i]) : bound[i];
+    INFO("element " << i << ": got " << g[i] << ", want " << want[i] << ", bound " << b);
+    REQUIRE(std::fabs(g[i] - want[i]) <= b);
+    worst = std::max(worst, std::fabs(g[i] - want[i]) / std::max(b, 1e-300));
   }
   // Not a test: how much of the bound the kernels use (bfloat16 products are not float32's).
   UNSCOPED_INFO("worst error: " << worst << " of the bound");
@@ -134,8 +139,8 @@ void check_conv_im2col(const Conv& cv, std::uint64_t seed) {
     autocast scope;
     y = conv2d(x, wt, b, static_cast<int>(cv.stride), static_cast<int>(cv.pad));
   }
-  REQUIRE(y.dtype() == DType::float32);
-  const Tensor gy = uniform32(y.shape(), seed + 3, false);
+  REQUIRE(y.dtype() == DType::bfloat16);  // as PyTorch's autocast returns it
+  const Tensor gy = uniform32(y.shape(), seed + 3, false).to(DType::bfloat16);
   y.backward(gy);  // outside the scope: recorded as bfloat16 products
   const auto gexact = values(gy, false);
   auto [fy, fdx, fdw] = conv_sums(cv, values(x, true), values(wt, true), values(gy, true));
@@ -313,7 +318,7 @@ void check_conv_winograd(std::int64_t n, std::int64_t c, std::int64_t h, std::in
     y = relu ? conv2d_relu(x, wt, Tensor(), 1, static_cast<int>(pad))
              : conv2d(x, wt, Tensor(), 1, static_cast<int>(pad));
   }
-  const Tensor gy = uniform32(y.shape(), seed + 2, false);
+  const Tensor gy = uniform32(y.shape(), seed + 2, false).to(y.dtype());
   y.backward(gy);
   // The fused ReLU passes the output gradient where its (computed) output is positive.
   auto gv = values(gy, false);

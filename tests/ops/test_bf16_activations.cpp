@@ -256,11 +256,20 @@ TEST_CASE("conv2d, conv2d_relu, linear and matmul under autocast take bfloat16 a
           "[ops][bf16][autocast]") {
   // A bfloat16 input's values are what autocast would round a float32 input to, so the
   // products are the same; the output (and the input's gradient) is that result rounded.
+  // conv2d returns bfloat16 for a float32 input too (its kernels round the output as they
+  // store it, and read a bfloat16 input as it is where they can: Winograd and columns of
+  // channel pairs): the same values for both inputs, whichever way each takes.
+  ThreadCountRestorer restore;
   Generator gen(18);
   const Tensor w = uniform({6, 3, 3, 3}, -0.5, 0.5, {.requires_grad = true}, gen);
   const Tensor b = uniform({6}, -0.5, 0.5, {.requires_grad = true}, gen);
+  const Tensor w16 = uniform({24, 16, 3, 3}, -0.5, 0.5, {.requires_grad = true}, gen);  // Winograd
+  const Tensor w20 = uniform({50, 20, 5, 5}, -0.5, 0.5, {.requires_grad = true}, gen);  // LeNet's conv2
+  const Tensor b20 = uniform({50}, -0.5, 0.5, {.requires_grad = true}, gen);
   const Tensor lw = uniform({5, 12}, -0.5, 0.5, {.requires_grad = true}, gen);
-  const auto check = [&](const std::function<Tensor(const Tensor&)>& f, const Shape& in_shape, std::uint64_t seed) {
+  const std::vector<const Tensor*> params = {&w, &b, &w16, &w20, &b20, &lw};
+  const auto check = [&](const std::function<Tensor(const Tensor&)>& f, const Shape& in_shape, std::uint64_t seed,
+                         DType float_input_result) {
     const Tensor x = full_precision(in_shape, seed);
     const Tensor x16 = cast(x, DType::bfloat16);
     const Tensor xf = x16.detach().to(DType::float32).requires_grad_();
@@ -271,41 +280,59 @@ TEST_CASE("conv2d, conv2d_relu, linear and matmul under autocast take bfloat16 a
       yf = f(xf);
     }
     REQUIRE(y16.dtype() == DType::bfloat16);
-    REQUIRE(yf.dtype() == DType::float32);
-    const auto a = as_doubles(y16), e = values(yf);
+    REQUIRE(yf.dtype() == float_input_result);
+    const auto a = as_doubles(y16), e = as_doubles(yf);
     for (std::size_t i = 0; i < e.size(); ++i) REQUIRE(a[i] == bf16_of(e[i]));
     const Tensor v = full_precision(yf.shape(), seed + 1).detach();
     const Tensor v16 = cast(cast(v, DType::bfloat16), DType::float32);
-    for (const Tensor* p : {&w, &b, &lw}) Tensor(*p).set_grad(Tensor());
+    for (const Tensor* p : params) Tensor(*p).set_grad(Tensor());
     weighted_sum(y16, v).backward();
     std::vector<std::vector<double>> grads;
-    for (const Tensor* p : {&w, &b, &lw})
-      grads.push_back(p->grad().defined() ? values(p->grad()) : std::vector<double>{});
-    for (const Tensor* p : {&w, &b, &lw}) Tensor(*p).set_grad(Tensor());
-    sum(mul(yf, v16)).backward();
-    const auto gx = values(x.grad()), gxf = values(xf.grad());
+    for (const Tensor* p : params) grads.push_back(p->grad().defined() ? as_doubles(p->grad()) : std::vector<double>{});
+    for (const Tensor* p : params) Tensor(*p).set_grad(Tensor());
+    weighted_sum(yf, v16).backward();
+    REQUIRE(x.grad().dtype() == DType::float32);  // through the cast to bfloat16
+    REQUIRE(xf.grad().dtype() == DType::float32);
+    const auto gx = as_doubles(x.grad()), gxf = as_doubles(xf.grad());
     for (std::size_t i = 0; i < gx.size(); ++i) REQUIRE(gx[i] == bf16_of(gxf[i]));
     std::size_t k = 0;
-    for (const Tensor* p : {&w, &b, &lw}) {  // the parameters' float32 gradients: the same sums
-      CHECK(grads[k] == (p->grad().defined() ? values(p->grad()) : std::vector<double>{}));
+    for (const Tensor* p : params) {  // the parameters' float32 gradients: the same sums
+      CHECK(grads[k] == (p->grad().defined() ? as_doubles(p->grad()) : std::vector<double>{}));
       ++k;
     }
   };
-  {
-    INFO("conv2d");
-    check([&](const Tensor& x) { return conv2d(x, w, b, 1, 1); }, {2, 3, 7, 6}, 30);
-  }
-  {
-    INFO("conv2d_relu");
-    check([&](const Tensor& x) { return conv2d_relu(x, w, b); }, {2, 3, 8, 8}, 32);
-  }
-  {
-    INFO("linear");
-    check([&](const Tensor& x) { return linear(x, lw); }, {4, 12}, 34);
-  }
-  {
-    INFO("matmul");
-    check([&](const Tensor& x) { return matmul(x, lw.detach().to(DType::float64).to(DType::float32)); }, {3, 5}, 36);
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    INFO(threads << " threads");
+    {
+      INFO("conv2d, padded, 3 channels (a bfloat16 input cast to float32 for the columns)");
+      check([&](const Tensor& x) { return conv2d(x, w, b, 1, 1); }, {2, 3, 7, 6}, 30, DType::bfloat16);
+    }
+    {
+      INFO("conv2d_relu");
+      check([&](const Tensor& x) { return conv2d_relu(x, w, b); }, {2, 3, 8, 8}, 32, DType::bfloat16);
+    }
+    {
+      INFO("conv2d_relu through Winograd, padded");
+      check([&](const Tensor& x) { return conv2d_relu(x, w16, Tensor(), 1, 1); }, {3, 16, 9, 10}, 40, DType::bfloat16);
+    }
+    {
+      INFO("conv2d through Winograd, NET's conv2 input");
+      check([&](const Tensor& x) { return conv2d(x, w16); }, {2, 16, 26, 26}, 42, DType::bfloat16);
+    }
+    {
+      INFO("conv2d_relu, LeNet's conv2 (columns of channel pairs)");
+      check([&](const Tensor& x) { return conv2d_relu(x, w20, b20); }, {5, 20, 12, 12}, 44, DType::bfloat16);
+    }
+    {
+      INFO("linear");
+      check([&](const Tensor& x) { return linear(x, lw); }, {4, 12}, 34, DType::float32);
+    }
+    {
+      INFO("matmul");
+      check([&](const Tensor& x) { return matmul(x, lw.detach().to(DType::float64).to(DType::float32)); }, {3, 5}, 36,
+            DType::float32);
+    }
   }
   // Outside autocast they refuse bfloat16, naming autocast as the way.
   const Tensor x16 = cast(full_precision({2, 3, 5, 5}, 38), DType::bfloat16);

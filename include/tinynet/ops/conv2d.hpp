@@ -36,11 +36,13 @@ inline backend::Conv2dGeometry conv2d_geometry(const Tensor& x, const Tensor& w,
 // y[n,o] = b[o] + sum_{c,i,j} W[o,c,i,j] x[n,c,s*y+i-p, s*x+j-p]
 // dx = col2im(W^T gy);  dW = sum_n gy[n] col(x[n])^T;  db = sum_{n,y,x} gy.  Saves x and W.
 // Fused with a ReLU (conv2d_relu) it also saves its output y and uses gy * [y > 0].
-// The backward products are computed as the forward ones were (autocast).
+// The backward products are computed as the forward ones were (autocast); with bfloat16
+// activations (`bf16`: y, gy and y_relu bfloat16, x float32 or bfloat16) the kernels read
+// and write them as they are.
 class Conv2dNode final : public autograd::Node {
  public:
-  Conv2dNode(Tensor x, Tensor w, backend::Conv2dGeometry g, backend::Products products, Tensor y_relu = Tensor())
-      : x_(std::move(x)), w_(std::move(w)), y_relu_(std::move(y_relu)), g_(g), products_(products) {}
+  Conv2dNode(Tensor x, Tensor w, backend::Conv2dGeometry g, backend::Products products, Tensor y_relu, bool bf16)
+      : x_(std::move(x)), w_(std::move(w)), y_relu_(std::move(y_relu)), g_(g), products_(products), bf16_(bf16) {}
   const char* name() const override { return y_relu_.defined() ? "conv2d_relu" : "conv2d"; }
   void release() override { x_ = w_ = y_relu_ = Tensor(); }
   void backward(const Tensor& gy) override {
@@ -48,6 +50,7 @@ class Conv2dNode final : public autograd::Node {
     if (needs_input_grad(0)) sx = input_grad(0);
     if (needs_input_grad(1)) sw = input_grad(1);
     if (needs_input_grad(2)) sb = input_grad(2);
+    if (bf16_) return backward_bf16(gy.dtype() == DType::bfloat16 ? gy : gy.to(DType::bfloat16), sx, sw, sb);
     dispatch(gy, name(), [&]<typename T>(auto be) {
       Tensor scratch = empty(Shape{conv2d_backward_scratch(be, g_, y_relu_.defined(), products_)}, gy.options());
       conv2d_backward(be, g_, x_.data<T>(), w_.data<T>(), gy.data<T>(), sx.template data_or_null<T>(), sx.accumulate,
@@ -57,36 +60,104 @@ class Conv2dNode final : public autograd::Node {
   }
 
  private:
+  void backward_bf16(const Tensor& gy, const autograd::GradSlot& sx, const autograd::GradSlot& sw,
+                     const autograd::GradSlot& sb) {
+    backend::with_backend(gy.device(), name(), [&](auto be) {
+      if constexpr (std::is_same_v<decltype(be), backend::cpu::Tag>) {  // (conv2d_takes_bf16)
+        Tensor scratch = empty(Shape{conv2d_backward_scratch(be, g_, y_relu_.defined(), products_)}, w_.options());
+        const auto run = [&]<typename X>() {
+          conv2d_backward(be, g_, x_.data<X>(), w_.data<float>(), gy.data<bfloat16>(), sx.template data_or_null<X>(),
+                          sx.accumulate, sw.template data_or_null<float>(), sw.accumulate,
+                          sb.template data_or_null<float>(), sb.accumulate, scratch.data<float>(),
+                          data_or_null<bfloat16>(y_relu_), products_);
+        };
+        if (x_.dtype() == DType::bfloat16)
+          run.template operator()<bfloat16>();
+        else
+          run.template operator()<float>();
+      }
+    });
+  }
+
   Tensor x_, w_, y_relu_;
   backend::Conv2dGeometry g_;
   backend::Products products_;
+  bool bf16_;
 };
 
-inline Tensor conv2d_impl(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding,
-                          bool relu) {
-  if (bf16_activation(x))  // its values are bfloat16 already: the same products, the output rounded
-    return cast(conv2d_impl(cast(x, DType::float32), weight, bias, stride, padding, relu), DType::bfloat16);
-  const char* op = relu ? "conv2d_relu" : "conv2d";
-  check_float_input(op, x);
+/// weight and bias of the type and device of `like` (the input, or under autocast the weight).
+inline void check_conv2d_params(const char* op, const Tensor& like, const Tensor& weight, const Tensor& bias,
+                                std::int64_t out_c) {
   check_float_input(op, weight, "weight");
-  check_same_kind(op, x, weight, "weight");
-  const auto g = conv2d_geometry(x, weight, stride, padding);
+  check_same_kind(op, like, weight, "weight");
   if (bias.defined()) {
-    check_same_kind(op, x, bias, "bias");
-    TINYNET_CHECK(ShapeError, bias.shape() == Shape{g.out_c}, op, ": bias has shape ", bias.shape(), ", expected [",
-                  g.out_c, "]");
+    check_same_kind(op, like, bias, "bias");
+    TINYNET_CHECK(ShapeError, bias.shape() == Shape{out_c}, op, ": bias has shape ", bias.shape(), ", expected [",
+                  out_c, "]");
   }
+}
+
+/// conv2d in x's type (float32 or float64), its products as `products` say.
+inline Tensor conv2d_float(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                           const backend::Conv2dGeometry& g, bool relu, backend::Products products) {
   Tensor y = new_output(Shape{g.n, g.out_c, g.oh, g.ow}, x);
-  const backend::Products products = autocast_products(x.device(), x.dtype());
   dispatch(x, op, [&]<typename T>(auto be) {
     Tensor scratch = empty(Shape{conv2d_forward_scratch(be, g, products)}, x.options());
     conv2d_forward(be, g, x.data<T>(), weight.data<T>(), data_or_null<T>(bias), y.data<T>(), scratch.data<T>(), relu,
                    products);
   });
   if (autograd::any_needs_grad(x, weight, bias))
-    autograd::record(y, std::make_shared<Conv2dNode>(x, weight, g, products, relu ? y.detach() : Tensor()),
+    autograd::record(y, std::make_shared<Conv2dNode>(x, weight, g, products, relu ? y.detach() : Tensor(), false),
                      {&x, &weight, &bias});
   return y;
+}
+
+/// conv2d under autocast with float32 parameters: bfloat16 products and a bfloat16 output,
+/// as PyTorch's autocast returns it, for a float32 or bfloat16 input. The kernels take the
+/// activations as they are where conv2d_takes_bf16 says so; elsewhere through casts (the
+/// same values: the output is the float32 result rounded once).
+inline Tensor conv2d_autocast(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias, int stride,
+                              int padding, bool relu) {
+  const auto g = conv2d_geometry(x, weight, stride, padding);
+  check_conv2d_params(op, weight, weight, bias, g.out_c);
+  TINYNET_CHECK(TypeError, weight.device() == x.device(), op, ": weight is on ", weight.device(),
+                " but the input is on ", x.device());
+  const auto takes_bf16 = [&](bool input) {
+    return backend::with_backend(x.device(), op, [&](auto be) { return conv2d_takes_bf16(be, g, input); });
+  };
+  const backend::Products products = backend::Products::bfloat16;
+  const Tensor in = x.dtype() == DType::bfloat16 && !takes_bf16(true) ? cast(x, DType::float32) : x;
+  if (!takes_bf16(false)) return cast(conv2d_float(op, in, weight, bias, g, relu, products), DType::bfloat16);
+  Tensor y(Shape{g.n, g.out_c, g.oh, g.ow}, {DType::bfloat16, x.device(), false});
+  backend::with_backend(x.device(), op, [&](auto be) {
+    if constexpr (std::is_same_v<decltype(be), backend::cpu::Tag>) {
+      Tensor scratch = empty(Shape{conv2d_forward_scratch(be, g, products)}, weight.options());
+      const auto run = [&]<typename X>() {
+        conv2d_forward(be, g, in.data<X>(), weight.data<float>(), data_or_null<float>(bias), y.data<bfloat16>(),
+                       scratch.data<float>(), relu, products);
+      };
+      if (in.dtype() == DType::bfloat16)
+        run.template operator()<bfloat16>();
+      else
+        run.template operator()<float>();
+    }
+  });
+  if (autograd::any_needs_grad(in, weight, bias))
+    autograd::record(y, std::make_shared<Conv2dNode>(in, weight, g, products, relu ? y.detach() : Tensor(), true),
+                     {&in, &weight, &bias});
+  return y;
+}
+
+inline Tensor conv2d_impl(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding,
+                          bool relu) {
+  const char* op = relu ? "conv2d_relu" : "conv2d";
+  if (x.defined() && weight.defined() && weight.dtype() == DType::float32 &&
+      (x.dtype() == DType::float32 || bf16_activation(x)) && is_autocast_enabled(x.device().type))
+    return conv2d_autocast(op, x, weight, bias, stride, padding, relu);
+  check_float_input(op, x);
+  const auto g = conv2d_geometry(x, weight, stride, padding);
+  check_conv2d_params(op, x, weight, bias, g.out_c);
+  return conv2d_float(op, x, weight, bias, g, relu, autocast_products(x.device(), x.dtype()));
 }
 
 }  // namespace ops::detail

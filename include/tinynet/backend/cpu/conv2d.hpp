@@ -56,6 +56,41 @@ void conv2d_forward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const 
   on_isa([&](auto level) { conv2d_forward(level, g, x, w, b, y, scratch, relu, products); });
 }
 
+/// Whether conv2d under autocast takes and returns bfloat16 activations in the kernels
+/// here for g: its output (and output gradient), and with `input` its input (and input
+/// gradient) too, read and written as they are (simd/conv2d.inl). Elsewhere conv2d casts.
+inline bool conv2d_takes_bf16(Tag, const Conv2dGeometry& g, bool input) {
+  return on_isa([&](auto level) { return conv2d_takes_bf16<float>(level, g, input); });
+}
+
+/// conv2d_forward with bfloat16 activations (X, Y: float or bfloat16; where
+/// conv2d_takes_bf16 said so): the output rounded as it is stored.
+template <typename X, typename Y>
+requires(std::is_same_v<X, bfloat16> ||
+         std::is_same_v<Y, bfloat16>) void conv2d_forward(Tag, const Conv2dGeometry& g, const X* x, const float* w,
+                                                          const float* b, Y* y, float* scratch, bool relu,
+                                                          Products products) {
+#if defined(TINYNET_CPU_X86)
+  conv2d_forward(avx512::Level{}, g, x, w, b, y, scratch, relu, products);
+#else
+  throw Error("conv2d: bfloat16 activations need the AVX-512 kernels");
+#endif
+}
+
+/// conv2d_backward with bfloat16 activations (X: x and dx; Y: gy and y_relu).
+template <typename X, typename Y>
+requires(std::is_same_v<X, bfloat16> ||
+         std::is_same_v<Y, bfloat16>) void conv2d_backward(Tag, const Conv2dGeometry& g, const X* x, const float* w,
+                                                           const Y* gy, X* dx, bool acc_dx, float* dw, bool acc_dw,
+                                                           float* db, bool acc_db, float* scratch, const Y* y_relu,
+                                                           Products products) {
+#if defined(TINYNET_CPU_X86)
+  conv2d_backward(avx512::Level{}, g, x, w, gy, dx, acc_dx, dw, acc_dw, db, acc_db, scratch, y_relu, products);
+#else
+  throw Error("conv2d: bfloat16 activations need the AVX-512 kernels");
+#endif
+}
+
 /// Gradients of conv2d. Any of dx, dw, db may be null (not needed). `y_relu`: the output
 /// of a fused conv2d_relu (the gradient passes where it is > 0), or null for plain
 /// conv2d. `scratch`: conv2d_backward_scratch(g, relu, products) elements.

@@ -130,6 +130,7 @@ struct Level {};
 #define TINYNET_CPU_KERNELS_OF_TYPE(KEYWORDS, LEVEL, T)                                                                \
   KEYWORDS bool cpu::LEVEL::uses_winograd<T>(cpu::LEVEL::Level, const Conv2dGeometry&);                                \
   KEYWORDS bool cpu::LEVEL::uses_one_channel<T>(cpu::LEVEL::Level, const Conv2dGeometry&);                             \
+  KEYWORDS bool cpu::LEVEL::conv2d_takes_bf16<T>(cpu::LEVEL::Level, const Conv2dGeometry&, bool);                      \
   KEYWORDS void cpu::LEVEL::conv2d_forward<T>(cpu::LEVEL::Level, const Conv2dGeometry&, const T*, const T*, const T*,  \
                                               T*, T*, bool, Products);                                                 \
   KEYWORDS void cpu::LEVEL::conv2d_backward<T>(cpu::LEVEL::Level, const Conv2dGeometry&, const T*, const T*, const T*, \
@@ -150,11 +151,24 @@ struct Level {};
 #define TINYNET_CPU_KERNELS_OF_BF16(KEYWORDS, LEVEL)                                                                \
   KEYWORDS void cpu::LEVEL::max_pool2d_forward<bfloat16>(cpu::LEVEL::Level, const Pool2dGeometry&, const bfloat16*, \
                                                          bfloat16*, std::int32_t*);
+// conv2d with bfloat16 activations (input X, output Y), at the AVX-512 level only.
+#define TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, X)                                                              \
+  KEYWORDS void cpu::avx512::conv2d_forward<float, X, bfloat16>(cpu::avx512::Level, const Conv2dGeometry&, const X*, \
+                                                                const float*, const float*, bfloat16*, float*, bool, \
+                                                                Products);                                           \
+  KEYWORDS void cpu::avx512::conv2d_backward<float, X, bfloat16>(                                                    \
+      cpu::avx512::Level, const Conv2dGeometry&, const X*, const float*, const bfloat16*, X*, bool, float*, bool,    \
+      float*, bool, float*, const bfloat16*, Products);
 #define TINYNET_CPU_KERNELS(KEYWORDS, LEVEL)           \
   namespace tinynet::backend {                         \
   TINYNET_CPU_KERNELS_OF_TYPE(KEYWORDS, LEVEL, float)  \
   TINYNET_CPU_KERNELS_OF_TYPE(KEYWORDS, LEVEL, double) \
   TINYNET_CPU_KERNELS_OF_BF16(KEYWORDS, LEVEL)         \
+  }
+#define TINYNET_CPU_KERNELS_AVX512_BF16(KEYWORDS)        \
+  namespace tinynet::backend {                           \
+  TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, float)    \
+  TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, bfloat16) \
   }
 
 #if defined(TINYNET_CPU_KERNELS_COMPILED)  // linked from tinynet::cpu_kernels
@@ -162,6 +176,7 @@ TINYNET_CPU_KERNELS(extern template, baseline)
 #if defined(TINYNET_CPU_X86)
 TINYNET_CPU_KERNELS(extern template, avx2)
 TINYNET_CPU_KERNELS(extern template, avx512)
+TINYNET_CPU_KERNELS_AVX512_BF16(extern template)
 #endif
 #endif
 

@@ -373,6 +373,25 @@ inline void channel_pairs([[maybe_unused]] std::int64_t count, [[maybe_unused]] 
 #endif
 }
 
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+/// channel_pairs from bfloat16 channels (autocast's activations): their words interleaved
+/// as they are.
+inline void channel_pairs(std::int64_t count, std::int64_t c, std::int64_t hw, const bfloat16* src,
+                          std::uint32_t* dst) {
+  const auto* words = reinterpret_cast<const std::uint16_t*>(src);
+  for (std::int64_t i = 0; i < count * c / 2; ++i) {  // sample i / (c / 2), pair i % (c / 2)
+    const std::uint16_t* lo_row = words + 2 * i * hw;
+    std::uint32_t* d = dst + i * hw;
+    for (std::int64_t j = 0; j < hw; j += 16) {
+      const __mmask16 m = detail::lanes_between(0, hw - j);
+      const __m512i lo = _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, lo_row + j));
+      const __m512i hi = _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, lo_row + hw + j));
+      _mm512_mask_storeu_epi32(d + j, m, _mm512_or_si512(lo, _mm512_maskz_slli_epi32(m, hi, 16)));
+    }
+  }
+}
+#endif
+
 /// C[m, n] = A[m, k] B[k, n] (+ bias[row], then max(., 0) with `relu`) from prepared
 /// operands (a: rows, b: pairs); C is overwritten. `parallel`: rows split over the threads.
 inline void gemm_rows(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, Operand b, float* c, std::int64_t ldc,

@@ -35,6 +35,14 @@ bool uses_one_channel(Level, const Conv2dGeometry& g) {
   return kOneChannelFloat<T> && one_channel_shape(g);
 }
 
+/// Whether the kernels here take bfloat16 activations for g under autocast (the
+/// backend/cpu/conv2d.hpp entry of the same name): outputs at the AVX-512 level; inputs
+/// where each pass reads and writes them as they are: Winograd's transforms, or columns of
+/// channel pairs forward and bfloat16 columns for the weight gradient, with a gathered
+/// input gradient (stride 1, unpadded). T: the parameters' type (float32 only).
+template <typename T>
+bool conv2d_takes_bf16(Level, const Conv2dGeometry& g, bool input);
+
 namespace detail {
 
 /// The output columns x whose input column x*sw - pw + j lies inside [0, w): [x0, x1).
@@ -112,12 +120,13 @@ void col2im_add(const Conv2dGeometry& g, const T* col, std::int64_t ld, T* in) {
 /// input row is summed in registers and stored once; scattering shifted rows instead
 /// stalls on loads that overlap the previous (masked) stores. `accumulate` = false
 /// overwrites `in`.
-template <typename T>
-void col2im_gather(const Conv2dGeometry& g, const T* col, std::int64_t ld, T* in, bool accumulate) {
+/// X: T, or at the AVX-512 level bfloat16 (rounded as stored).
+template <typename T, typename X>
+void col2im_gather(const Conv2dGeometry& g, const T* col, std::int64_t ld, X* in, bool accumulate) {
   for (std::int64_t ci = 0; ci < g.c; ++ci)
     for (std::int64_t iy = 0; iy < g.h; ++iy) {
       const std::int64_t i0 = std::max<std::int64_t>(0, iy - (g.oh - 1)), i1 = std::min(g.kh - 1, iy);
-      T* dst = in + (ci * g.h + iy) * g.w;
+      X* dst = in + (ci * g.h + iy) * g.w;
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
       if constexpr (kVectorRuns<T>) {
         for (std::int64_t x0 = 0; x0 < g.w; x0 += kLanes) {
@@ -133,18 +142,20 @@ void col2im_gather(const Conv2dGeometry& g, const T* col, std::int64_t ld, T* in
             }
           }
           const Mask out = detail::tail_mask(lanes_in);
-          if (accumulate) acc = Vec::load(dst + x0, out) + acc;
-          acc.store(dst + x0, out);
+          if (accumulate) acc = load_elems(dst + x0, out) + acc;
+          store_elems(dst + x0, out, acc);
         }
         continue;
       }
 #endif
-      for (std::int64_t ix = 0; ix < g.w; ++ix) {
-        T acc = 0;
-        for (std::int64_t i = i0; i <= i1; ++i)
-          for (std::int64_t j = std::max<std::int64_t>(0, ix - (g.ow - 1)); j <= std::min(g.kw - 1, ix); ++j)
-            acc += col[((ci * g.kh + i) * g.kw + j) * ld + (iy - i) * g.ow + ix - j];
-        dst[ix] = accumulate ? dst[ix] + acc : acc;
+      if constexpr (std::is_same_v<X, T>) {
+        for (std::int64_t ix = 0; ix < g.w; ++ix) {
+          T acc = 0;
+          for (std::int64_t i = i0; i <= i1; ++i)
+            for (std::int64_t j = std::max<std::int64_t>(0, ix - (g.ow - 1)); j <= std::min(g.kw - 1, ix); ++j)
+              acc += col[((ci * g.kh + i) * g.kw + j) * ld + (iy - i) * g.ow + ix - j];
+          dst[ix] = accumulate ? dst[ix] + acc : acc;
+        }
       }
     }
 }
@@ -166,15 +177,19 @@ inline bool bf16_columns(const Conv2dGeometry& g, std::int64_t count, std::int64
   return bf16::native() && g.stride1_unpadded() && g.col_rows() * ld16 + (input + 1) / 2 * 2 <= 2 * g.col_rows() * ld;
 }
 
-/// The columns of bf16_columns as the rows operand, in col.
-inline bf16::Operand im2col_bf16([[maybe_unused]] const Conv2dGeometry& g, [[maybe_unused]] const float* xs,
-                                 [[maybe_unused]] std::int64_t count, float* col, std::int64_t ld) {
+/// The columns of bf16_columns as the rows operand, in col (from a bfloat16 input as it is).
+template <typename X>
+bf16::Operand im2col_bf16([[maybe_unused]] const Conv2dGeometry& g, [[maybe_unused]] const X* xs,
+                          [[maybe_unused]] std::int64_t count, float* col, std::int64_t ld) {
   const std::int64_t ld16 = (ld + 1) / 2 * 2;
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
   const std::int64_t kdim = g.col_rows();
   auto* col16 = reinterpret_cast<std::uint16_t*>(col);
-  const auto* x16 =
-      static_cast<const std::uint16_t*>(bf16::rows(1, count * g.c * g.h * g.w, xs, 0, col + kdim * ld16 / 2).data);
+  const std::uint16_t* x16 = nullptr;
+  if constexpr (std::is_same_v<X, bfloat16>)
+    x16 = reinterpret_cast<const std::uint16_t*>(xs);
+  else
+    x16 = static_cast<const std::uint16_t*>(bf16::rows(1, count * g.c * g.h * g.w, xs, 0, col + kdim * ld16 / 2).data);
   im2col_group(g, x16, count, col16, ld16);
   if (ld % 2 != 0)  // gemm_nt reads rows in pairs
     for (std::int64_t r = 0; r < kdim; ++r) col16[r * ld16 + ld] = 0;
@@ -186,9 +201,10 @@ inline bf16::Operand im2col_bf16([[maybe_unused]] const Conv2dGeometry& g, [[may
 /// at xs, their columns copied out to `col` first: for float32 with vectors as dot
 /// products along the rows in place (gemm_nt; a packed GEMM copies both operands again),
 /// otherwise through Eigen. With `gy_bf16` (a buffer for the output gradient's bfloat16
-/// operand) in bfloat16: the columns made in bfloat16 (bf16_columns) or rounded in place.
-template <typename T>
-void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const T* xs, std::int64_t count, T* col,
+/// operand) in bfloat16: the columns made in bfloat16 (bf16_columns) or rounded in place; a
+/// bfloat16 input (X) only the former.
+template <typename T, typename X>
+void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const X* xs, std::int64_t count, T* col,
                      std::int64_t ld, T* dw, T* gy_bf16) {
   const std::int64_t kdim = g.col_rows();
   if constexpr (std::is_same_v<T, float>) {
@@ -196,15 +212,19 @@ void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const T* xs, std
       const bf16::Operand gy16 = bf16::rows(g.out_c, ld, gy_cols, ld, gy_bf16);
       if (bf16_columns(g, count, ld))
         return bf16::gemm_nt(g.out_c, kdim, ld, gy16, im2col_bf16(g, xs, count, col, ld), dw, kdim);
-      im2col_group(g, xs, count, col, ld);
-      return bf16::gemm_nt(g.out_c, kdim, ld, gy16, bf16::rows(kdim, ld, col, ld, col), dw, kdim);
+      if constexpr (std::is_same_v<X, T>) {
+        im2col_group(g, xs, count, col, ld);
+        return bf16::gemm_nt(g.out_c, kdim, ld, gy16, bf16::rows(kdim, ld, col, ld, col), dw, kdim);
+      }
     }
   }
-  im2col_group(g, xs, count, col, ld);
+  if constexpr (std::is_same_v<X, T>) {  // (a bfloat16 input takes bf16_columns: conv2d_takes_bf16)
+    im2col_group(g, xs, count, col, ld);
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
-  if constexpr (std::is_same_v<T, float>) return gemm_nt(g.out_c, kdim, ld, gy_cols, ld, col, ld, dw, kdim);
+    if constexpr (std::is_same_v<T, float>) return gemm_nt(g.out_c, kdim, ld, gy_cols, ld, col, ld, dw, kdim);
 #endif
-  gemm<T>(false, true, g.out_c, kdim, ld, T(1), gy_cols, ld, col, ld, T(1), dw, kdim, false);
+    gemm<T>(false, true, g.out_c, kdim, ld, T(1), gy_cols, ld, col, ld, T(1), dw, kdim, false);
+  }
 }
 
 /// dcol = W^T gy_cols ([kdim, out_c] times [out_c, ld]), from w_t = W^T for float32
@@ -256,18 +276,34 @@ void for_each_group(const Conv2dGeometry& g, std::int64_t group, std::int64_t ch
 
 }  // namespace detail
 
-/// conv2d_forward at this level (backend/cpu/conv2d.hpp).
 template <typename T>
-void conv2d_forward(Level, const Conv2dGeometry& g, const T* x, const T* w, const T* b, T* y, T* scratch, bool relu,
+bool conv2d_takes_bf16(Level, [[maybe_unused]] const Conv2dGeometry& g, [[maybe_unused]] bool input) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  if (!std::is_same_v<T, float>) return false;
+  if (!input || uses_winograd<float>(Level{}, g)) return true;
+  if (uses_one_channel<float>(Level{}, g) || !g.stride1_unpadded() || !detail::paired_columns(g)) return false;
+  for (std::int64_t count = 1; count <= cpu_group(g); ++count)
+    if (!detail::bf16_columns(g, count, count * g.col_cols())) return false;
+  return true;
+#else
+  return false;
+#endif
+}
+
+/// conv2d_forward at this level (backend/cpu/conv2d.hpp). X, Y: T, or at the AVX-512 level
+/// for float32 under autocast bfloat16 (activations; where conv2d_takes_bf16 says so).
+template <typename T, typename X, typename Y>
+void conv2d_forward(Level, const Conv2dGeometry& g, const X* x, const T* w, const T* b, Y* y, T* scratch, bool relu,
                     Products products) {
   const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, cols = g.col_cols(), kdim = g.col_rows();
   const std::int64_t per_chunk = conv2d_forward_scratch_per_chunk(g);
-  const bool direct = cpu_group(g) == 1;  // the GEMM can write y itself
+  // The GEMM can write y itself (a float y: a bfloat16 one is rounded from the columns).
+  const bool direct = cpu_group(g) == 1 && std::is_same_v<Y, T>;
   const bool bf16 = std::is_same_v<T, float> && products == Products::bfloat16;
   // With bfloat16 products, the filters' operand(s) after the chunks and Winograd's filters.
   T* const w_bf16 = scratch + chunks * per_chunk + conv2d_forward_filters(g);
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
-  if constexpr (kOneChannelFloat<T>) {
+  if constexpr (kOneChannelFloat<T> && std::is_same_v<X, T>) {
     if (uses_one_channel<T>(Level{}, g)) {
       parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
         for (std::int64_t n = lo * g.n / chunks; n < hi * g.n / chunks; ++n)
@@ -316,8 +352,8 @@ void conv2d_forward(Level, const Conv2dGeometry& g, const T* x, const T* w, cons
       T* y_cols = col + cpu_col_size(g);
       detail::for_each_group(g, cpu_group(g), ch, chunks, [&](std::int64_t first, std::int64_t count) {
         const std::int64_t ld = count * cols;
-        const T* xs = x + first * g.c * g.h * g.w;
-        T* ys = y + first * g.out_c * out_hw;
+        const X* xs = x + first * g.c * g.h * g.w;
+        Y* ys = y + first * g.out_c * out_hw;
         // Samples side by side: each one's columns out to y, adding the bias.
         const auto unpack = [&] {
           for (std::int64_t j = 0; j < count; ++j)
@@ -334,46 +370,56 @@ void conv2d_forward(Level, const Conv2dGeometry& g, const T* x, const T* w, cons
             detail::im2col_group(over_pairs, reinterpret_cast<const float*>(xp), count, col, ld);
           }
         }
-        if (!paired) detail::im2col_group(g, xs, count, col, ld);
+        if constexpr (std::is_same_v<X, T>) {
+          if (!paired) detail::im2col_group(g, xs, count, col, ld);
+        }
         if constexpr (std::is_same_v<T, float>) {
           if (bf16) {  // the columns rounded in place, unless they are already pairs
             const bf16::Operand col16 = paired ? bf16::Operand{col, ld} : bf16::pairs(kdim, ld, col, ld, col);
-            bf16::gemm_rows(g.out_c, ld, kdim, w16, col16, direct ? ys : y_cols, ld, direct ? b : nullptr,
-                            direct && relu, chunks == 1);
-            if (!direct) unpack();
+            if constexpr (std::is_same_v<Y, T>) {
+              if (direct) {
+                bf16::gemm_rows(g.out_c, ld, kdim, w16, col16, ys, ld, b, relu, chunks == 1);
+                return;
+              }
+            }
+            bf16::gemm_rows(g.out_c, ld, kdim, w16, col16, y_cols, ld, nullptr, false, chunks == 1);
+            unpack();
             return;
           }
         }
+        if constexpr (std::is_same_v<X, T> && std::is_same_v<Y, T>) {
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
-        if constexpr (std::is_same_v<T, float>) {
-          if (direct) {  // bias and ReLU applied as the product is stored
-            gemm_rows(g.out_c, cols, kdim, w, kdim, col, cols, ys, cols, b, relu, chunks == 1);
+          if constexpr (std::is_same_v<T, float>) {
+            if (direct) {  // bias and ReLU applied as the product is stored
+              gemm_rows(g.out_c, cols, kdim, w, kdim, col, cols, ys, cols, b, relu, chunks == 1);
+              return;
+            }
+            gemm_rows(g.out_c, ld, kdim, w, kdim, col, ld, y_cols, ld, nullptr, false, chunks == 1);
+            unpack();
             return;
           }
-          gemm_rows(g.out_c, ld, kdim, w, kdim, col, ld, y_cols, ld, nullptr, false, chunks == 1);
-          unpack();
-          return;
-        }
 #endif
-        if (direct) {
-          if (b != nullptr)
-            for (std::int64_t o = 0; o < g.out_c; ++o) fill_run(ys + o * out_hw, b[o], out_hw);
-          gemm<T>(false, false, g.out_c, cols, kdim, T(1), w, kdim, col, cols, b != nullptr ? T(1) : T(0), ys, cols,
-                  chunks == 1);
-          if (relu) relu_run(ys, g.out_c * out_hw);
-          return;
+          if (direct) {
+            if (b != nullptr)
+              for (std::int64_t o = 0; o < g.out_c; ++o) fill_run(ys + o * out_hw, b[o], out_hw);
+            gemm<T>(false, false, g.out_c, cols, kdim, T(1), w, kdim, col, cols, b != nullptr ? T(1) : T(0), ys, cols,
+                    chunks == 1);
+            if (relu) relu_run(ys, g.out_c * out_hw);
+            return;
+          }
+          gemm<T>(false, false, g.out_c, ld, kdim, T(1), w, kdim, col, ld, T(0), y_cols, ld, chunks == 1);
+          unpack();
         }
-        gemm<T>(false, false, g.out_c, ld, kdim, T(1), w, kdim, col, ld, T(0), y_cols, ld, chunks == 1);
-        unpack();
       });
     }
   });
 }
 
-/// conv2d_backward at this level (backend/cpu/conv2d.hpp).
-template <typename T>
-void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, const T* gy, T* dx, bool acc_dx, T* dw,
-                     bool acc_dw, T* db, bool acc_db, T* scratch, const T* y_relu, Products products) {
+/// conv2d_backward at this level (backend/cpu/conv2d.hpp). X (x and dx), Y (gy and
+/// y_relu): as conv2d_forward's.
+template <typename T, typename X, typename Y>
+void conv2d_backward(Level, const Conv2dGeometry& g, const X* x, const T* w, const Y* gy, X* dx, bool acc_dx, T* dw,
+                     bool acc_dw, T* db, bool acc_db, T* scratch, const Y* y_relu, Products products) {
   const std::int64_t chunks = conv_chunks(g.n), out_hw = g.oh * g.ow, kdim = g.col_rows(), cols = g.col_cols();
   const std::int64_t wsize = g.out_c * kdim, per_chunk = conv2d_backward_scratch_per_chunk(g);
   const std::int64_t partials = per_chunk - wsize - g.out_c;  // offset of dw_part within a chunk
@@ -386,7 +432,7 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
       uses_winograd<T>(Level{}, g) && dw != nullptr && (bf16 || TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512);
   // im2col's weight gradient keeps cpu_group: the chunk's columns hold one such group.
   const std::int64_t group = winograd_dw ? backward_group(g) : cpu_group(g);
-  const bool direct = group == 1 && y_relu == nullptr;  // gy is the column layout
+  const bool direct = group == 1 && y_relu == nullptr && std::is_same_v<Y, T>;  // gy is the column layout
   T* const u_dx = scratch + chunks * per_chunk;
   // With bfloat16 products: the filters' operand(s), then each chunk's output gradient's.
   T* const w_bf16 = u_dx + conv2d_backward_filters(g);
@@ -425,10 +471,11 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
       if (winograd_dw) std::fill(du, du + winograd_forward(g, 1).u_size(), T(0));
       detail::for_each_group(g, group, ch, chunks, [&](std::int64_t first, std::int64_t count) {
         const std::int64_t ld = count * cols;
-        const T* gys = gy + first * g.out_c * out_hw;
+        const Y* gys = gy + first * g.out_c * out_hw;
         // The output gradient in the column layout: samples side by side and/or masked by
-        // the fused ReLU; gy itself when it already is.
-        const T* gyc = gys;
+        // the fused ReLU, and float; gy itself when it already is.
+        const T* gyc = nullptr;
+        if constexpr (std::is_same_v<Y, T>) gyc = gys;
         if (!direct) {
           for (std::int64_t j = 0; j < count; ++j)
             for (std::int64_t o = 0; o < g.out_c; ++o) {
@@ -469,13 +516,15 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const T* x, const T* w, con
         if (dx != nullptr) {
           detail::input_grad_columns(g, w, w_t, w16[0], gyc, ld, bf16, dcol, chunks == 1);
           for (std::int64_t j = 0; j < count; ++j) {
-            T* dxs = dx + (first + j) * g.c * g.h * g.w;
+            X* dxs = dx + (first + j) * g.c * g.h * g.w;
             if (g.stride1_unpadded()) {
               col2im_gather(g, dcol + j * cols, ld, dxs, acc_dx);
               continue;
             }
-            if (!acc_dx) std::fill(dxs, dxs + g.c * g.h * g.w, T(0));
-            col2im_add(g, dcol + j * cols, ld, dxs);
+            if constexpr (std::is_same_v<X, T>) {  // (a bfloat16 dx: only gathered)
+              if (!acc_dx) std::fill(dxs, dxs + g.c * g.h * g.w, T(0));
+              col2im_add(g, dcol + j * cols, ld, dxs);
+            }
           }
         }
       });

@@ -37,10 +37,9 @@ struct ColumnMasks {
 };
 
 /// Output rows of KB consecutive filters (from k0) for one image, two vectors of columns at
-/// a time.
-template <int KB>
-void forward_block(const Shape& s, const float* x, const float* wt, const float* b, bool relu, float* y,
-                   std::int64_t k0) {
+/// a time. Y: float, or bfloat16 (autocast's activations, rounded as stored).
+template <int KB, typename Y>
+void forward_block(const Shape& s, const float* x, const float* wt, const float* b, bool relu, Y* y, std::int64_t k0) {
   const std::int64_t taps = s.kh * s.kw, plane = s.oh * s.ow;
   for (std::int64_t x0 = 0; x0 < s.ow; x0 += 2 * kLanes) {
     const ColumnMasks mask(s, x0);
@@ -65,18 +64,18 @@ void forward_block(const Shape& s, const float* x, const float* wt, const float*
       }
 #pragma GCC unroll 16
       for (int r = 0; r < KB; ++r) {
-        float* out = y + (k0 + r) * plane + oy * s.ow + x0;
+        Y* out = y + (k0 + r) * plane + oy * s.ow + x0;
         for (int v = 0; v < 2; ++v)
-          (relu ? TINYNET_ISA_NAMESPACE::relu(acc[r][v]) : acc[r][v]).store(out + kLanes * v, mask.out[v]);
+          store_elems(out + kLanes * v, mask.out[v], relu ? TINYNET_ISA_NAMESPACE::relu(acc[r][v]) : acc[r][v]);
       }
     }
   }
 }
 
 /// The last `filters` (< KB) filters.
-template <int KB>
+template <int KB, typename Y>
 void forward_rest(std::int64_t filters, const Shape& s, const float* x, const float* wt, const float* b, bool relu,
-                  float* y, std::int64_t k0) {
+                  Y* y, std::int64_t k0) {
   if constexpr (KB > 0) {
     if (filters == KB) return forward_block<KB>(s, x, wt, b, relu, y, k0);
     forward_rest<KB - 1>(filters, s, x, wt, b, relu, y, k0);
@@ -86,8 +85,10 @@ void forward_rest(std::int64_t filters, const Shape& s, const float* x, const fl
 }  // namespace detail
 
 /// y[o] = b[o] + the filter w[o] ([out_c, kh, kw]) slid over the plane x ([h, w]); then
-/// max(., 0) with `relu`. y: [out_c, oh, ow] of one image.
-inline void forward(const Shape& s, const float* x, const float* w, const float* b, bool relu, float* y) {
+/// max(., 0) with `relu`. y: [out_c, oh, ow] of one image, float or (at the AVX-512 level)
+/// bfloat16.
+template <typename Y>
+void forward(const Shape& s, const float* x, const float* w, const float* b, bool relu, Y* y) {
   std::int64_t k = 0;
   for (; k + detail::kFilterBlock <= s.out_c; k += detail::kFilterBlock)
     detail::forward_block<detail::kFilterBlock>(s, x, w, b, relu, y, k);

@@ -32,15 +32,6 @@ inline I32 pick(Pick m, I32 a, I32 b) {
 inline void i32_store(std::int32_t* p, Mask m, I32 v) { _mm256_maskstore_epi32(p, m, v); }
 #endif
 
-/// Loads and stores of the elements a 2x2 max-pool compares, as floats: bfloat16 at the
-/// AVX-512 level (a maximum is one of its inputs, so it is stored exactly).
-inline Vec load_elems(const float* p, Mask m) { return Vec::load(p, m); }
-inline void store_elems(float* p, Mask m, Vec v) { v.store(p, m); }
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-inline Vec load_elems(const bfloat16* p, Mask m) { return {load_bf16(reinterpret_cast<const std::uint16_t*>(p), m)}; }
-inline void store_elems(bfloat16* p, Mask m, Vec v) { store_bf16_exact(reinterpret_cast<std::uint16_t*>(p), m, v.v); }
-#endif
-
 /// Whether max_pool_2x2_plane takes elements of type T at this level.
 template <typename T>
 inline constexpr bool kVectorPool = std::is_same_v<T, float> ||

@@ -188,6 +188,31 @@ inline void relu_grad_run(T* dst, const T* src, const T* y, std::int64_t n) {
   for (std::int64_t x = 0; x < n; ++x) dst[x] = y[x] > T(0) ? src[x] : T(0);
 }
 
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+// The runs between bfloat16 activations (autocast) and float columns: read widened, written
+// rounded (vec.inl's load_elems and store_elems).
+inline void copy_run(float* dst, const bfloat16* src, std::int64_t n) {
+  for (std::int64_t x = 0; x < n; x += kLanes) {
+    const Mask m = detail::tail_mask(n - x);
+    load_elems(src + x, m).store(dst + x, m);
+  }
+}
+inline void relu_grad_run(float* dst, const bfloat16* src, const bfloat16* y, std::int64_t n) {
+  for (std::int64_t x = 0; x < n; x += kLanes) {
+    const Mask m = detail::tail_mask(n - x);
+    where_positive(load_elems(y + x, m), load_elems(src + x, m)).store(dst + x, m);
+  }
+}
+inline void copy_plus_run(bfloat16* dst, const float* src, float value, std::int64_t n, bool relu = false) {
+  const Vec v = Vec::set1(value);
+  for (std::int64_t x = 0; x < n; x += kLanes) {
+    const Mask m = detail::tail_mask(n - x);
+    const Vec r = Vec::load(src + x, m) + v;
+    store_elems(dst + x, m, relu ? TINYNET_ISA_NAMESPACE::relu(r) : r);
+  }
+}
+#endif
+
 /// Sum of src[0, n), accumulated in the lanes of a vector or in sequence: a fixed order
 /// for a level, so results do not depend on alignment or threads.
 template <typename T>

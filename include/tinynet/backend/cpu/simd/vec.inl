@@ -50,21 +50,6 @@ inline bool any(Mask m) {
 
 }  // namespace detail
 
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-// (The zero-masking forms below, with every lane or the loaded ones: GCC 12 warns that the
-// plain forms read an undefined vector.)
-/// The bfloat16 words at p in the lanes of m (zero elsewhere, not read) as floats: exact.
-inline __m512 load_bf16(const std::uint16_t* p, Mask m) {
-  return _mm512_castsi512_ps(
-      _mm512_maskz_slli_epi32(m, _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, p)), 16));
-}
-/// The lanes of v in m stored at p as bfloat16 words, by dropping their low 16 bits: exact
-/// only for floats that are bfloat16 values (a maximum of them, a selection among them).
-inline void store_bf16_exact(std::uint16_t* p, Mask m, __m512 v) {
-  _mm512_mask_cvtepi32_storeu_epi16(p, m, _mm512_maskz_srli_epi32(m, _mm512_castps_si512(v), 16));
-}
-#endif
-
 struct Vec {
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
   __m512 v;
@@ -110,6 +95,25 @@ inline Vec where_positive(Vec y, Vec s) {
 }
 /// v with the lanes in m loaded from p (the others kept, and not read).
 inline Vec load_into(Vec v, Mask m, const float* p) { return {_mm512_mask_loadu_ps(v.v, m, p)}; }
+
+// bfloat16 activations (autocast) are widened to float as loaded and rounded as stored.
+// (The zero-masking forms, with the lanes loaded or stored: GCC 12 warns that the plain
+// forms read an undefined vector.)
+/// The bfloat16 at p in the lanes of m as floats (exact), zero elsewhere (not read).
+inline Vec load_elems(const bfloat16* p, Mask m) {
+  const __m256i words = _mm256_maskz_loadu_epi16(m, reinterpret_cast<const std::uint16_t*>(p));
+  return {_mm512_castsi512_ps(_mm512_maskz_slli_epi32(m, _mm512_maskz_cvtepu16_epi32(m, words), 16))};
+}
+inline Vec load_into(Vec v, Mask m, const bfloat16* p) { return {_mm512_mask_mov_ps(v.v, m, load_elems(p, m).v)}; }
+/// The lanes of v in m rounded to bfloat16 at p, as bfloat16(float) rounds them: to
+/// nearest, ties to even, a NaN kept a (quiet) NaN.
+inline void store_elems(bfloat16* p, Mask m, Vec v) {
+  const __m512i u = _mm512_castps_si512(v.v);
+  const __m512i odd = _mm512_and_si512(_mm512_maskz_srli_epi32(m, u, 16), _mm512_set1_epi32(1));
+  __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7FFF)));
+  r = _mm512_mask_or_epi32(r, _mm512_cmp_ps_mask(v.v, v.v, _CMP_UNORD_Q), u, _mm512_set1_epi32(0x00400000));
+  _mm512_mask_cvtepi32_storeu_epi16(reinterpret_cast<std::uint16_t*>(p), m, _mm512_maskz_srli_epi32(m, r, 16));
+}
 /// The sum of the lanes: halves, then quarters, then pairs (_mm512_reduce_add_ps's order,
 /// in forms GCC 12 does not report as reading an undefined register).
 inline float sum(Vec a) {
@@ -143,6 +147,10 @@ inline float sum(Vec a) {
   return _mm_cvtss_f32(_mm_add_ss(e, _mm_shuffle_ps(e, e, 1)));
 }
 #endif
+
+/// The float versions of load_elems and store_elems, for kernels over either element type.
+inline Vec load_elems(const float* p, Mask m) { return Vec::load(p, m); }
+inline void store_elems(float* p, Mask m, Vec v) { v.store(p, m); }
 
 /// The even and the odd elements of the 2 kLanes elements lo, hi (lo first).
 inline void deinterleave(Vec lo, Vec hi, Vec& even, Vec& odd) {

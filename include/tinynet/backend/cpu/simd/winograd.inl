@@ -217,11 +217,10 @@ struct Bf16Pairs {
 #endif
 
 /// V[xi][c][p] = (B^T d B)[xi] for each tile d of `in` (image j's channel c at in + j *
-/// image_stride + c * channel_stride, rows of s.w floats), into `v` (F32Planes or, at the
-/// avx512 level, Bf16Rows or Bf16Pairs).
-template <int R, typename Planes>
-void transform_input(const Shape& s, const float* in, std::int64_t channel_stride, std::int64_t image_stride,
-                     Planes v) {
+/// image_stride + c * channel_stride, rows of s.w elements: floats or, at the avx512 level,
+/// bfloat16), into `v` (F32Planes or, at the avx512 level, Bf16Rows or Bf16Pairs).
+template <int R, typename Planes, typename X>
+void transform_input(const Shape& s, const X* in, std::int64_t channel_stride, std::int64_t image_stride, Planes v) {
   using Mx = Matrices<R>;
   constexpr int a = Mx::a;
   // Plane by plane, top to bottom: the reads stream (the prefetchers follow them).
@@ -229,7 +228,7 @@ void transform_input(const Shape& s, const float* in, std::int64_t channel_strid
     detail::for_each_tile_vector(s, [&](std::int64_t p0, const detail::Segment* seg, int segs, Mask lanes) {
       // Pair element 2 * lane + 2 * t + {0, 1} of segment i, for columns k and k + 1 of its
       // tiles, is input column 2 * (tx + t) - pw + k + {0, 1}: at plane_at[i] + iy * w + k.
-      const float* plane_at[kLanes];
+      const X* plane_at[kLanes];
       std::int64_t shift[kLanes];
       Mask mlo[kLanes][a / 2], mhi[kLanes][a / 2];
       for (int i = 0; i < segs; ++i) {
@@ -249,7 +248,7 @@ void transform_input(const Shape& s, const float* in, std::int64_t channel_strid
           for (int i = 0; i < segs; ++i) {
             const std::int64_t iy = 2 * seg[i].ty - s.ph + r;
             if (iy < 0 || iy >= s.h) continue;
-            const float* src = plane_at[i] + iy * s.w + k;
+            const X* src = plane_at[i] + iy * s.w + k;
             lo = load_into(lo, mlo[i][k / 2], src);
             hi = load_into(hi, mhi[i][k / 2], src + kLanes);
           }
@@ -289,17 +288,18 @@ inline void multiply(const Shape& s, const float* u, const float* v, float* m, b
 
 /// out[j, o, y, x] (+)= (A^T m A) for each tile (+ bias[o]; then max(., 0) with `relu`,
 /// NaN kept, as relu does). `accumulate` adds to out instead of overwriting it. Image j's
-/// plane o is at out + j * image_stride + o * channel_stride, rows of s.ow floats.
-template <int R>
-void transform_output(const Shape& s, const float* m, const float* bias, bool relu, bool accumulate, float* out,
+/// plane o is at out + j * image_stride + o * channel_stride, rows of s.ow elements: floats
+/// or, at the avx512 level, bfloat16 (rounded as stored).
+template <int R, typename Y>
+void transform_output(const Shape& s, const float* m, const float* bias, bool relu, bool accumulate, Y* out,
                       std::int64_t channel_stride, std::int64_t image_stride) {
   using Mx = Matrices<R>;
   constexpr int a = Mx::a;
   const std::int64_t ld = s.padded_tiles(), plane = s.m_plane();
-  auto store = [&](float* dst, Mask mask, Vec value) {
+  auto store = [&](Y* dst, Mask mask, Vec value) {
     if (relu) value = TINYNET_ISA_NAMESPACE::relu(value);
-    if (accumulate) value = Vec::load(dst, mask) + value;
-    value.store(dst, mask);
+    if (accumulate) value = load_elems(dst, mask) + value;
+    store_elems(dst, mask, value);
   };
   for (std::int64_t o = 0; o < s.out_c; ++o) {
     const Vec b = Vec::set1(bias != nullptr ? bias[o] : 0.0f);
@@ -326,7 +326,7 @@ void transform_output(const Shape& s, const float* m, const float* bias, bool re
         for (int n = 0; n < segs; ++n) {
           const std::int64_t oy = 2 * seg[n].ty + i;
           if (oy >= s.oh) continue;
-          float* dst = out + seg[n].j * image_stride + o * channel_stride + oy * s.ow + shift[n];
+          Y* dst = out + seg[n].j * image_stride + o * channel_stride + oy * s.ow + shift[n];
           if (detail::any(mlo[n])) store(dst, mlo[n], lo);
           if (detail::any(mhi[n])) store(dst + kLanes, mhi[n], hi);
         }
@@ -384,8 +384,8 @@ void transform_output_grad(const Shape& s, const float* gy, std::int64_t channel
 /// output gradient's (transform_output_grad). `v` and `e` (s.v_size() and s.m_size()
 /// floats) are scratch; the sums run along the tiles, so one product per point covers
 /// every image of the group.
-template <int R>
-void weight_grad(const Shape& s, const float* in, std::int64_t in_channel_stride, std::int64_t in_image_stride,
+template <int R, typename X>
+void weight_grad(const Shape& s, const X* in, std::int64_t in_channel_stride, std::int64_t in_image_stride,
                  const float* gy, std::int64_t out_channel_stride, std::int64_t out_image_stride, float* v, float* e,
                  bool bf16, float* du) {
   const std::int64_t ld = s.padded_tiles(), tiles = s.tiles();
@@ -449,10 +449,10 @@ inline void multiply_bf16(const Shape& s, const bf16::Operand* u16, float* v, bo
 /// The convolution of a group: input tiles into v, products into m, outputs into out (see
 /// transform_input, multiply and transform_output for the arguments). With `u16` (U's planes
 /// prepared as bfloat16 operands) the products run in bfloat16.
-template <int R>
-void convolve(const Shape& s, const float* u, const bf16::Operand* u16, const float* in, std::int64_t in_channel_stride,
-              std::int64_t in_image_stride, float* v, float* m, const float* bias, bool relu, bool accumulate,
-              float* out, std::int64_t out_channel_stride, std::int64_t out_image_stride, bool parallel) {
+template <int R, typename X, typename Y>
+void convolve(const Shape& s, const float* u, const bf16::Operand* u16, const X* in, std::int64_t in_channel_stride,
+              std::int64_t in_image_stride, float* v, float* m, const float* bias, bool relu, bool accumulate, Y* out,
+              std::int64_t out_channel_stride, std::int64_t out_image_stride, bool parallel) {
   bool v_paired = false;
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
   if (u16 != nullptr && bf16::native()) {  // the tiles rounded as they are stored, paired along the channels
