@@ -386,6 +386,12 @@ TEST_CASE("autocast: conv2d's im2col products are bfloat16 with float32 sums, fo
     check_conv_im2col(Conv(2, 2, 20, 20, 3, 5, 1, 0), 360);
     check_conv_im2col(Conv(3, 2, 8, 8, 3, 5, 1, 0), 370);
     check_conv_im2col(Conv(2, 3, 6, 6, 2, 5, 1, 0), 380);
+    // One input channel: the direct kernel (pairs of taps with AVX512-BF16), as the example
+    // networks' first layers, padded, and with rows of outputs longer than two vectors.
+    check_conv_im2col(Conv(3, 1, 28, 28, 20, 5, 1, 0), 390);
+    check_conv_im2col(Conv(2, 1, 28, 28, 32, 3, 1, 0), 392);
+    check_conv_im2col(Conv(2, 1, 9, 11, 6, 3, 1, 1), 394);
+    check_conv_im2col(Conv(2, 1, 7, 40, 11, 5, 1, 2), 396);
   }
 }
 

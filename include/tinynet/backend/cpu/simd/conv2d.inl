@@ -13,9 +13,13 @@
 /// bfloat16 operands (simd/bf16.inl): the filters are prepared once per call, the columns,
 /// Winograd's tiles and the output gradient in each chunk. With AVX512-BF16 the forward's
 /// columns are copied from the input rounded once into pairs of channels
-/// (paired_columns). The direct one-channel kernel stays float32: it
-/// makes 9 to 25 products per output and is bound by its stores, so rounding its operands
-/// would cost a pass and save nothing.
+/// (paired_columns), and the direct one-channel kernel multiplies pairs of taps
+/// (one_channel::forward_bf16); elsewhere it runs on rounded copies of the image and filters.
+///
+/// Under autocast at the AVX-512 level the activations are bfloat16 (conv2d_takes_bf16):
+/// every path rounds the output as it stores it, and the backward reads the output gradient
+/// (and a fused ReLU's output) in the masked copy that makes its float32 columns; a
+/// bfloat16 input is read as it is where the path allows.
 
 /// The Winograd and one-channel kernels exist for float32 at the AVX2 and AVX-512 levels.
 template <typename T>
@@ -305,6 +309,33 @@ void conv2d_forward(Level, const Conv2dGeometry& g, const X* x, const T* w, cons
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
   if constexpr (kOneChannelFloat<T> && std::is_same_v<X, T>) {
     if (uses_one_channel<T>(Level{}, g)) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+      if (bf16 && bf16::native()) {
+        const one_channel::Shape s = one_channel_view(g);
+        ScratchFloats filters(g.out_c * g.kh * ((g.kw + 1) / 2));
+        auto* wp = reinterpret_cast<std::uint32_t*>(filters.data());
+        one_channel::detail::filter_pairs(s, w, wp);
+        parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
+          ScratchFloats pairs(one_channel::input_pairs_words(s));
+          for (std::int64_t n = lo * g.n / chunks; n < hi * g.n / chunks; ++n)
+            one_channel::forward_bf16(s, x + n * g.h * g.w, wp, b, relu, y + n * g.out_c * out_hw,
+                                      reinterpret_cast<std::uint32_t*>(pairs.data()));
+        });
+        return;
+      }
+#endif
+      if (bf16) {  // elsewhere the float32 kernel on the operands rounded to bfloat16 values
+        ScratchFloats filters(g.out_c * g.kh * g.kw);
+        tinynet::detail::round_to_bf16(w, g.out_c * g.kh * g.kw, filters.data());
+        parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
+          ScratchFloats image(g.h * g.w);
+          for (std::int64_t n = lo * g.n / chunks; n < hi * g.n / chunks; ++n) {
+            tinynet::detail::round_to_bf16(x + n * g.h * g.w, g.h * g.w, image.data());
+            one_channel::forward(one_channel_view(g), image.data(), filters.data(), b, relu, y + n * g.out_c * out_hw);
+          }
+        });
+        return;
+      }
       parallel_for(chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
         for (std::int64_t n = lo * g.n / chunks; n < hi * g.n / chunks; ++n)
           one_channel::forward(one_channel_view(g), x + n * g.h * g.w, w, b, relu, y + n * g.out_c * out_hw);
