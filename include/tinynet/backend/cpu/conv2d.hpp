@@ -10,11 +10,13 @@
 /// order, so results do not depend on thread scheduling.
 
 #include <cstdint>
+#include <type_traits>
 
 #include "tinynet/backend/backend.hpp"
 #include "tinynet/backend/conv2d.hpp"
 #include "tinynet/backend/cpu/detail/conv2d_plan.hpp"
 #include "tinynet/backend/cpu/kernels_for_isa.hpp"
+#include "tinynet/core/bfloat16.hpp"
 
 namespace tinynet::backend::cpu {
 
