@@ -44,7 +44,7 @@ void time_op(const std::string& name, const std::vector<Shape>& input_shapes,
       y = forward(inputs);
     }
     const double f = ms_since(t0);
-    if (!gy.defined() && y.dim() > 0) gy = randn(y.shape());
+    if (!gy.defined() && y.dim() > 0) gy = randn(y.shape()).to(y.dtype());  // (bfloat16 from conv2d under autocast)
     t0 = Clock::now();
     y.backward(y.dim() > 0 ? gy : Tensor());
     const double b = ms_since(t0);
