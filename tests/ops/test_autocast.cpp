@@ -124,12 +124,15 @@ ConvSums conv_sums(const Conv& cv, const std::vector<double>& xv, const std::vec
   return s;
 }
 
-/// conv2d under autocast against references on the bfloat16-rounded operands: y (with
-/// bias), dx, dw (K: c k k, o k k, n oh ow terms), and db from float32 sums of gy.
-void check_conv_im2col(const Conv& cv, std::uint64_t seed) {
+/// conv2d (conv2d_relu with `relu`) under autocast against references on the
+/// bfloat16-rounded operands: y (with bias), dx, dw (K: c k k, o k k, n oh ow terms), and db
+/// from float32 sums of gy; without `input_grad` the input needs no gradient (a first
+/// layer's weight gradient alone).
+void check_conv_im2col(const Conv& cv, std::uint64_t seed, bool relu = false, bool input_grad = true) {
   INFO("conv2d of " << cv.n << " x " << cv.c << " x " << cv.h << " x " << cv.w << " by " << cv.o << " filters " << cv.k
-                    << " x " << cv.k << ", stride " << cv.stride << ", padding " << cv.pad);
-  Tensor x = uniform32({cv.n, cv.c, cv.h, cv.w}, seed), wt = uniform32({cv.o, cv.c, cv.k, cv.k}, seed + 1),
+                    << " x " << cv.k << ", stride " << cv.stride << ", padding " << cv.pad << (relu ? ", ReLU" : "")
+                    << (input_grad ? "" : ", no input gradient"));
+  Tensor x = uniform32({cv.n, cv.c, cv.h, cv.w}, seed, input_grad), wt = uniform32({cv.o, cv.c, cv.k, cv.k}, seed + 1),
          b = uniform32({cv.o}, seed + 2);
   const backend::Conv2dGeometry g{cv.n,      cv.c,      cv.h,   cv.w,   cv.o,  cv.k, cv.k,
                                   cv.stride, cv.stride, cv.pad, cv.pad, cv.oh, cv.ow};
@@ -137,21 +140,31 @@ void check_conv_im2col(const Conv& cv, std::uint64_t seed) {
   Tensor y;
   {
     autocast scope;
-    y = conv2d(x, wt, b, static_cast<int>(cv.stride), static_cast<int>(cv.pad));
+    y = relu ? conv2d_relu(x, wt, b, static_cast<int>(cv.stride), static_cast<int>(cv.pad))
+             : conv2d(x, wt, b, static_cast<int>(cv.stride), static_cast<int>(cv.pad));
   }
   REQUIRE(y.dtype() == DType::bfloat16);  // as PyTorch's autocast returns it
   const Tensor gy = uniform32(y.shape(), seed + 3, false).to(DType::bfloat16);
   y.backward(gy);  // outside the scope: recorded as bfloat16 products
-  const auto gexact = values(gy, false);
-  auto [fy, fdx, fdw] = conv_sums(cv, values(x, true), values(wt, true), values(gy, true));
+  // The fused ReLU passes the output gradient where its (computed) output is positive.
+  auto gexact = values(gy, false);
+  if (relu) {
+    const auto yv = values(y, false);
+    for (std::size_t i = 0; i < gexact.size(); ++i) gexact[i] = yv[i] > 0 ? gexact[i] : 0.0;
+  }
+  auto [fy, fdx, fdw] = conv_sums(cv, values(x, true), values(wt, true), gexact);
   for (std::int64_t i = 0; i < y.numel(); ++i) fy.add(i, b.data<float>()[i / (cv.oh * cv.ow) % cv.o]);
+  if (relu)  // max(., 0) moves no value further from the other: the bound holds after it
+    for (double& v : fy.want) v = std::max(v, 0.0);
   {
     INFO("y");
     check_within(y, fy.want, fy.bound(cv.c * cv.k * cv.k + 1));
   }
-  {
+  if (input_grad) {
     INFO("dx");
     check_within(x.grad(), fdx.want, fdx.bound(cv.o * cv.k * cv.k));
+  } else {
+    REQUIRE_FALSE(x.grad().defined());
   }
   {
     INFO("dw");
@@ -392,6 +405,12 @@ TEST_CASE("autocast: conv2d's im2col products are bfloat16 with float32 sums, fo
     check_conv_im2col(Conv(2, 1, 28, 28, 32, 3, 1, 0), 392);
     check_conv_im2col(Conv(2, 1, 9, 11, 6, 3, 1, 1), 394);
     check_conv_im2col(Conv(2, 1, 7, 40, 11, 5, 1, 2), 396);
+    // A first layer's backward (no input gradient): the output gradient masked straight into
+    // bfloat16 rows with AVX512-BF16; with and without the fused ReLU.
+    check_conv_im2col(Conv(3, 1, 28, 28, 20, 5, 1, 0), 398, true, false);
+    check_conv_im2col(Conv(2, 1, 28, 28, 32, 3, 1, 0), 400, true, false);
+    check_conv_im2col(Conv(2, 1, 9, 11, 6, 3, 1, 1), 402, false, false);
+    check_conv_im2col(Conv(3, 20, 12, 12, 50, 5, 1, 0), 404, true, true);  // LeNet's conv2, fused
   }
 }
 

@@ -503,6 +503,31 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const X* x, const T* w, con
       detail::for_each_group(g, group, ch, chunks, [&](std::int64_t first, std::int64_t count) {
         const std::int64_t ld = count * cols;
         const Y* gys = gy + first * g.out_c * out_hw;
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+        if constexpr (std::is_same_v<Y, bfloat16>) {
+          // Only the weight gradient through bfloat16 columns (a first layer): the output
+          // gradient masked straight into its bfloat16 rows, the bias's sums from the same
+          // values; no float32 columns to write, read back and round.
+          if (bf16 && dx == nullptr && dw != nullptr && !winograd_dw && detail::bf16_columns(g, count, ld)) {
+            const std::int64_t ld16 = (ld + 1) / 2 * 2;
+            auto* rows16 = reinterpret_cast<bfloat16*>(gy16);
+            for (std::int64_t o = 0; o < g.out_c; ++o) {
+              Vec sums = Vec::zero();
+              for (std::int64_t j = 0; j < count; ++j) {
+                const std::int64_t at = (j * g.out_c + o) * out_hw;
+                sums = sums + relu_grad_run_sums(rows16 + o * ld16 + j * cols, gys + at,
+                                                 y_relu != nullptr ? y_relu + first * g.out_c * out_hw + at : nullptr,
+                                                 out_hw);
+              }
+              if (ld16 != ld) rows16[o * ld16 + ld] = bfloat16(0.0f);  // gemm_nt reads rows in pairs
+              if (db != nullptr) db_part[o] += sum(sums);
+            }
+            bf16::gemm_nt(g.out_c, kdim, ld, bf16::Operand{gy16, ld16},
+                          detail::im2col_bf16(g, x + first * g.c * g.h * g.w, count, col, ld), dw_part, kdim);
+            return;
+          }
+        }
+#endif
         // The output gradient in the column layout: samples side by side and/or masked by
         // the fused ReLU, and float; gy itself when it already is.
         const T* gyc = nullptr;

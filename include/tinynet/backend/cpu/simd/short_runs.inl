@@ -203,6 +203,19 @@ inline void relu_grad_run(float* dst, const bfloat16* src, const bfloat16* y, st
     where_positive(load_elems(y + x, m), load_elems(src + x, m)).store(dst + x, m);
   }
 }
+/// dst[0, n) = y > 0 ? src : 0 (src without y) in bfloat16 as it is; returns the values'
+/// sums lane by lane.
+inline Vec relu_grad_run_sums(bfloat16* dst, const bfloat16* src, const bfloat16* y, std::int64_t n) {
+  Vec acc = Vec::zero();
+  for (std::int64_t x = 0; x < n; x += kLanes) {
+    const Mask m = detail::tail_mask(n - x);
+    Vec v = load_elems(src + x, m);
+    if (y != nullptr) v = where_positive(load_elems(y + x, m), v);
+    store_elems(dst + x, m, v);
+    acc = acc + v;
+  }
+  return acc;
+}
 inline void copy_plus_run(bfloat16* dst, const float* src, float value, std::int64_t n, bool relu = false) {
   const Vec v = Vec::set1(value);
   for (std::int64_t x = 0; x < n; x += kLanes) {
