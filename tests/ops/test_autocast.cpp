@@ -454,6 +454,50 @@ TEST_CASE("conv2d: Winograd in float32 (its weight gradient included) stays with
   check_winograd_cases(false);
 }
 
+TEST_CASE("autocast: conv2d on the Winograd path sums the bias's gradient and takes either gradient alone",
+          "[ops][autocast]") {
+  ThreadCountRestorer restore;
+  FillUninitialized fill;
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (DType input : {DType::float32, DType::bfloat16}) {
+      INFO(threads << " threads, " << (input == DType::float32 ? "float32" : "bfloat16") << " input");
+      // NET's second layer, fused with its ReLU: the output gradient is masked into bfloat16
+      // columns (with AVX512-BF16) that both transforms read, the bias's sums taken as it is.
+      const Shape xs{3, 32, 26, 26};
+      const auto run = [&](bool x_grad, bool w_grad) {
+        // A bfloat16 input through a recorded cast (only float tensors require grad).
+        Tensor x32 = uniform32(xs, 500, x_grad), wt = uniform32({64, 32, 3, 3}, 501, w_grad), b = uniform32({64}, 502);
+        Tensor y;
+        {
+          autocast scope;
+          y = conv2d_relu(input == DType::float32 ? x32 : cast(x32, input), wt, b, 1, 0);
+        }
+        const Tensor gy = uniform32(y.shape(), 503, false).to(DType::bfloat16);
+        y.backward(gy);
+        return std::tuple{y, gy, x32.grad(), wt.grad(), b.grad()};
+      };
+      const auto [y, gy, dx, dw, db] = run(true, true);
+      // db: the float64 sum of the output gradient where the output is positive.
+      const auto yv = values(y, false), gv = values(gy, false);
+      Sums fdb(64);
+      for (std::size_t i = 0; i < gv.size(); ++i)
+        if (yv[i] > 0) fdb.add(static_cast<std::int64_t>(i) / (24 * 24) % 64, gv[i]);
+      check_within(db, fdb.want, fdb.bound(3 * 24 * 24));
+      // Either gradient alone: the same products, so the same values, bit for bit (the
+      // bias's sums group the images as the weight gradient does or not: within the bound).
+      const auto [y_dx, gy_dx, dx_only, dw_none, db_dx] = run(true, false);
+      const auto [y_dw, gy_dw, dx_none, dw_only, db_dw] = run(false, true);
+      REQUIRE_FALSE(dw_none.defined());
+      REQUIRE_FALSE(dx_none.defined());
+      REQUIRE(values(dx_only, false) == values(dx, false));
+      REQUIRE(values(dw_only, false) == values(dw, false));
+      check_within(db_dx, fdb.want, fdb.bound(3 * 24 * 24));
+      check_within(db_dw, fdb.want, fdb.bound(3 * 24 * 24));
+    }
+  }
+}
+
 TEST_CASE("autocast: linear and matmul products are bfloat16 with float32 sums", "[ops][autocast]") {
   ThreadCountRestorer restore;
   for (int threads : {1, 2})

@@ -504,26 +504,44 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const X* x, const T* w, con
         const std::int64_t ld = count * cols;
         const Y* gys = gy + first * g.out_c * out_hw;
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-        if constexpr (std::is_same_v<Y, bfloat16>) {
-          // Only the weight gradient through bfloat16 columns (a first layer): the output
-          // gradient masked straight into its bfloat16 rows, the bias's sums from the same
-          // values; no float32 columns to write, read back and round.
-          if (bf16 && dx == nullptr && dw != nullptr && !winograd_dw && detail::bf16_columns(g, count, ld)) {
-            const std::int64_t ld16 = (ld + 1) / 2 * 2;
-            auto* rows16 = reinterpret_cast<bfloat16*>(gy16);
+        if constexpr (std::is_same_v<Y, bfloat16> && std::is_same_v<T, float>) {
+          // The output gradient masked straight into bfloat16 where every pass after it reads
+          // bfloat16 (the bias's sums from the same values): a first layer's weight gradient
+          // through bfloat16 columns (gemm_nt's rows, padded to pairs), or Winograd's
+          // transforms (the columns' layout). No float32 columns to write and read back.
+          const bool rows16 =
+              bf16 && dx == nullptr && dw != nullptr && !winograd_dw && detail::bf16_columns(g, count, ld);
+          const bool winograd16 = bf16 && uses_winograd<T>(Level{}, g) && (dw != nullptr || dx != nullptr);
+          if (rows16 || winograd16) {
+            const std::int64_t ld16 = rows16 ? (ld + 1) / 2 * 2 : ld;
+            auto* gy_masked = reinterpret_cast<bfloat16*>(rows16 ? gy16 : gy_cols);
             for (std::int64_t o = 0; o < g.out_c; ++o) {
               Vec sums = Vec::zero();
               for (std::int64_t j = 0; j < count; ++j) {
                 const std::int64_t at = (j * g.out_c + o) * out_hw;
-                sums = sums + relu_grad_run_sums(rows16 + o * ld16 + j * cols, gys + at,
+                sums = sums + relu_grad_run_sums(gy_masked + o * ld16 + j * cols, gys + at,
                                                  y_relu != nullptr ? y_relu + first * g.out_c * out_hw + at : nullptr,
                                                  out_hw);
               }
-              if (ld16 != ld) rows16[o * ld16 + ld] = bfloat16(0.0f);  // gemm_nt reads rows in pairs
+              if (ld16 != ld) gy_masked[o * ld16 + ld] = bfloat16(0.0f);  // gemm_nt reads rows in pairs
               if (db != nullptr) db_part[o] += sum(sums);
             }
-            bf16::gemm_nt(g.out_c, kdim, ld, bf16::Operand{gy16, ld16},
-                          detail::im2col_bf16(g, x + first * g.c * g.h * g.w, count, col, ld), dw_part, kdim);
+            if (rows16) {
+              bf16::gemm_nt(g.out_c, kdim, ld, bf16::Operand{gy16, ld16},
+                            detail::im2col_bf16(g, x + first * g.c * g.h * g.w, count, col, ld), dw_part, kdim);
+              return;
+            }
+            if (winograd_dw) {
+              const winograd::Shape s = winograd_forward(g, count);
+              T* v = du + s.u_size();
+              winograd::weight_grad<3>(s, x + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w, gy_masked, ld, cols,
+                                       v, v + s.v_size(), true, du);
+            }
+            if (winograd_dx) {
+              const winograd::Shape s = winograd_input_grad(g, count);
+              winograd::convolve<3>(s, u_dx, w16, gy_masked, ld, cols, dcol, dcol + s.v_size(), nullptr, false, acc_dx,
+                                    dx + first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w, chunks == 1);
+            }
             return;
           }
         }

@@ -337,10 +337,10 @@ void transform_output(const Shape& s, const float* m, const float* bias, bool re
 
 /// E[xi][o][p] = (A e A^T)[xi] for each 2x2 tile e of the output gradient, tiled as the
 /// forward pass tiles its output (zeros past its edge). Image j's plane o is at gy + j *
-/// image_stride + o * channel_stride, rows of s.ow floats; E is laid out as M (F32Planes),
-/// or as bfloat16 rows (Bf16Rows).
-template <int R, typename Planes>
-void transform_output_grad(const Shape& s, const float* gy, std::int64_t channel_stride, std::int64_t image_stride,
+/// image_stride + o * channel_stride, rows of s.ow elements: floats or, at the avx512
+/// level, bfloat16; E is laid out as M (F32Planes), or as bfloat16 rows (Bf16Rows).
+template <int R, typename Planes, typename G>
+void transform_output_grad(const Shape& s, const G* gy, std::int64_t channel_stride, std::int64_t image_stride,
                            Planes e) {
   using Mx = Matrices<R>;
   constexpr int a = Mx::a;
@@ -381,12 +381,12 @@ void transform_output_grad(const Shape& s, const float* gy, std::int64_t channel
 /// dU[xi] += E[xi] V[xi]^T for a group of images: the weight gradient of the transformed
 /// filters (transform_weight_grad turns it into the filters'), in bfloat16 with `bf16`,
 /// else in float32. V: the images' tiles as the forward pass transforms them; E: the
-/// output gradient's (transform_output_grad). `v` and `e` (s.v_size() and s.m_size()
-/// floats) are scratch; the sums run along the tiles, so one product per point covers
-/// every image of the group.
-template <int R, typename X>
+/// output gradient's (transform_output_grad; G as its gy). `v` and `e` (s.v_size() and
+/// s.m_size() floats) are scratch; the sums run along the tiles, so one product per point
+/// covers every image of the group.
+template <int R, typename X, typename G>
 void weight_grad(const Shape& s, const X* in, std::int64_t in_channel_stride, std::int64_t in_image_stride,
-                 const float* gy, std::int64_t out_channel_stride, std::int64_t out_image_stride, float* v, float* e,
+                 const G* gy, std::int64_t out_channel_stride, std::int64_t out_image_stride, float* v, float* e,
                  bool bf16, float* du) {
   const std::int64_t ld = s.padded_tiles(), tiles = s.tiles();
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
