@@ -166,6 +166,39 @@ inline void deinterleave(Vec lo, Vec hi, Vec& even, Vec& odd) {
 #endif
 }
 
+/// 2 kLanes consecutive elements gathered by masked loads (`lo` lanes: the first kLanes,
+/// `hi`: the rest; lanes loaded again replace earlier ones), then split into their even and
+/// odd elements: floats through deinterleave's shuffles.
+template <typename T>
+struct PairRun {
+  Vec lo, hi;
+  PairRun() : lo(Vec::zero()), hi(Vec::zero()) {}
+  void load(Mask lo_lanes, Mask hi_lanes, const T* p) {
+    lo = load_into(lo, lo_lanes, p);
+    hi = load_into(hi, hi_lanes, p + kLanes);
+  }
+  void split(Vec& even, Vec& odd) const { deinterleave(lo, hi, even, odd); }
+};
+
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+/// bfloat16 as 16-bit words, one load for both halves: each 32-bit lane then holds a pair,
+/// the even element in its low half and the odd one in its high half, so a shift and a mask
+/// widen them, no shuffles (cheaper than widening, then deinterleaving, floats).
+template <>
+struct PairRun<bfloat16> {
+  __m512i words;
+  PairRun() : words(_mm512_setzero_si512()) {}
+  void load(Mask lo_lanes, Mask hi_lanes, const bfloat16* p) {
+    const __mmask32 lanes = static_cast<__mmask32>(lo_lanes) | (static_cast<__mmask32>(hi_lanes) << kLanes);
+    words = _mm512_mask_loadu_epi16(words, lanes, p);
+  }
+  void split(Vec& even, Vec& odd) const {
+    even = {_mm512_castsi512_ps(_mm512_maskz_slli_epi32(__mmask16(0xFFFF), words, 16))};
+    odd = {_mm512_castsi512_ps(_mm512_and_si512(words, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))))};
+  }
+};
+#endif
+
 /// a and b interleaved (a0 b0 a1 b1 ...): the first kLanes elements in lo, the rest in hi.
 inline void interleave(Vec a, Vec b, Vec& lo, Vec& hi) {
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512

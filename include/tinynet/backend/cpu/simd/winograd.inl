@@ -244,15 +244,13 @@ void transform_input(const Shape& s, const X* in, std::int64_t channel_stride, s
         Vec d[a];
 #pragma GCC unroll 8
         for (int k = 0; k < a; k += 2) {  // columns k and k + 1: the even and odd elements of a pair
-          Vec lo = Vec::zero(), hi = Vec::zero();
+          PairRun<X> run;
           for (int i = 0; i < segs; ++i) {
             const std::int64_t iy = 2 * seg[i].ty - s.ph + r;
             if (iy < 0 || iy >= s.h) continue;
-            const X* src = plane_at[i] + iy * s.w + k;
-            lo = load_into(lo, mlo[i][k / 2], src);
-            hi = load_into(hi, mhi[i][k / 2], src + kLanes);
+            run.load(mlo[i][k / 2], mhi[i][k / 2], plane_at[i] + iy * s.w + k);
           }
-          deinterleave(lo, hi, d[k], d[k + 1]);
+          run.split(d[k], d[k + 1]);
         }
         Vec db[a];
         detail::apply_rows<Mx::BT>(d, db, std::make_integer_sequence<int, a>{});
@@ -353,15 +351,13 @@ void transform_output_grad(const Shape& s, const G* gy, std::int64_t channel_str
       Vec cols[2][2];  // cols[j][i]: e[i][j], output row 2ty + i, column 2tx + j
 #pragma GCC unroll 2
       for (int i = 0; i < 2; ++i) {
-        Vec lo = Vec::zero(), hi = Vec::zero();
+        PairRun<G> run;
         for (int n = 0; n < segs; ++n) {
           const std::int64_t oy = 2 * seg[n].ty + i;
           if (oy >= s.oh) continue;
-          const std::int64_t at = seg[n].j * image_stride + o * channel_stride + oy * s.ow + shift[n];
-          lo = load_into(lo, mlo[n], gy + at);
-          hi = load_into(hi, mhi[n], gy + at + kLanes);
+          run.load(mlo[n], mhi[n], gy + seg[n].j * image_stride + o * channel_stride + oy * s.ow + shift[n]);
         }
-        deinterleave(lo, hi, cols[0][i], cols[1][i]);
+        run.split(cols[0][i], cols[1][i]);
       }
       Vec t[2][a];  // t[j][k] = (A e)[k][j]
       detail::apply_rows<Mx::A>(cols[0], t[0], std::make_integer_sequence<int, a>{});
