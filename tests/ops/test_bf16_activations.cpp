@@ -267,7 +267,10 @@ TEST_CASE("conv2d, conv2d_relu, linear and matmul under autocast take bfloat16 a
   const Tensor w20 = uniform({50, 20, 5, 5}, -0.5, 0.5, {.requires_grad = true}, gen);  // LeNet's conv2
   const Tensor b20 = uniform({50}, -0.5, 0.5, {.requires_grad = true}, gen);
   const Tensor lw = uniform({5, 12}, -0.5, 0.5, {.requires_grad = true}, gen);
-  const std::vector<const Tensor*> params = {&w, &b, &w16, &w20, &b20, &lw};
+  const Tensor lw13 = uniform({5, 13}, -0.5, 0.5, {.requires_grad = true}, gen);  // odd: cast to float32
+  const Tensor fc1 = uniform({128, 9216}, -0.01, 0.01, {.requires_grad = true}, gen);  // NET's fc1
+  const Tensor fc1_b = uniform({128}, -0.01, 0.01, {.requires_grad = true}, gen);
+  const std::vector<const Tensor*> params = {&w, &b, &w16, &w20, &b20, &lw, &lw13, &fc1, &fc1_b};
   const auto check = [&](const std::function<Tensor(const Tensor&)>& f, const Shape& in_shape, std::uint64_t seed,
                          DType float_input_result) {
     const Tensor x = full_precision(in_shape, seed);
@@ -327,6 +330,14 @@ TEST_CASE("conv2d, conv2d_relu, linear and matmul under autocast take bfloat16 a
     {
       INFO("linear");
       check([&](const Tensor& x) { return linear(x, lw); }, {4, 12}, 34, DType::float32);
+    }
+    {
+      INFO("linear, 13 input features (a bfloat16 input cast to float32 for the products)");
+      check([&](const Tensor& x) { return linear(x, lw13); }, {3, 13}, 46, DType::float32);
+    }
+    {
+      INFO("linear with a bias, NET's fc1 (its products split over the threads)");
+      check([&](const Tensor& x) { return linear(x, fc1, fc1_b); }, {64, 9216}, 48, DType::float32);
     }
     {
       INFO("matmul");

@@ -159,6 +159,14 @@ struct Level {};
   KEYWORDS void cpu::avx512::conv2d_backward<float, X, bfloat16>(                                                    \
       cpu::avx512::Level, const Conv2dGeometry&, const X*, const float*, const bfloat16*, X*, bool, float*, bool,    \
       float*, bool, float*, const bfloat16*, Products);
+// linear with bfloat16 activations, at the AVX-512 level only.
+#define TINYNET_CPU_KERNELS_OF_LINEAR_BF16(KEYWORDS)                                                                  \
+  KEYWORDS void cpu::avx512::linear_forward<float>(cpu::avx512::Level, const bfloat16*, const float*, const float*,   \
+                                                   bfloat16*, std::int64_t, std::int64_t, std::int64_t);             \
+  KEYWORDS void cpu::avx512::linear_backward_input<float>(cpu::avx512::Level, const bfloat16*, const float*,         \
+                                                          bfloat16*, std::int64_t, std::int64_t, std::int64_t, bool); \
+  KEYWORDS void cpu::avx512::linear_backward_weight<float>(cpu::avx512::Level, const bfloat16*, const bfloat16*,     \
+                                                           float*, std::int64_t, std::int64_t, std::int64_t, bool);
 #define TINYNET_CPU_KERNELS(KEYWORDS, LEVEL)           \
   namespace tinynet::backend {                         \
   TINYNET_CPU_KERNELS_OF_TYPE(KEYWORDS, LEVEL, float)  \
@@ -169,6 +177,7 @@ struct Level {};
   namespace tinynet::backend {                           \
   TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, float)    \
   TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, bfloat16) \
+  TINYNET_CPU_KERNELS_OF_LINEAR_BF16(KEYWORDS)           \
   }
 
 #if defined(TINYNET_CPU_KERNELS_COMPILED)  // linked from tinynet::cpu_kernels

@@ -35,15 +35,47 @@ void linear_backward_weight(Tag, const T* gy, const T* x, T* dw, std::int64_t ba
   on_isa([&](auto level) { linear_backward_weight(level, gy, x, dw, batch, in, out, accumulate, products); });
 }
 
-/// db (+)= sum_n gy[n,:]
-template <typename T>
-void linear_backward_bias(Tag, const T* gy, T* db, std::int64_t batch, std::int64_t out, bool accumulate) {
+/// db (+)= sum_n gy[n,:], summed in db's type (gy: T, or bfloat16 activations' gradient)
+template <typename T, typename G>
+void linear_backward_bias(Tag, const G* gy, T* db, std::int64_t batch, std::int64_t out, bool accumulate) {
   for (std::int64_t o = 0; o < out; ++o) {
     T acc = accumulate ? db[o] : T(0);
-    for (std::int64_t n = 0; n < batch; ++n) acc += gy[n * out + o];
+    for (std::int64_t n = 0; n < batch; ++n) acc += static_cast<T>(gy[n * out + o]);
     db[o] = acc;
   }
 }
+
+/// Whether linear under autocast takes and returns bfloat16 activations in the kernels here
+/// (simd/linear.inl): with AVX512-BF16, for an even number of input features (the products
+/// read the input's rows in pairs as they are). Elsewhere linear casts.
+inline bool linear_takes_bf16(Tag, [[maybe_unused]] std::int64_t in) {
+#if defined(TINYNET_CPU_X86)
+  return isa() == Isa::avx512_bf16 && in % 2 == 0;
+#else
+  return false;
+#endif
+}
+
+// linear's kernels with bfloat16 activations (x, y, gy, dx) and float32 parameters, where
+// linear_takes_bf16 said so: the same products and sums as on the float32 copy of x, the
+// outputs rounded once. Only on x86 (kLinearTakesBf16).
+#if defined(TINYNET_CPU_X86)
+inline constexpr bool kLinearTakesBf16 = true;
+inline void linear_forward(Tag, const bfloat16* x, const float* w, const float* b, bfloat16* y, std::int64_t batch,
+                           std::int64_t in, std::int64_t out) {
+  linear_forward(avx512::Level{}, x, w, b, y, batch, in, out);
+}
+inline void linear_backward_input(Tag, const bfloat16* gy, const float* w, bfloat16* dx, std::int64_t batch,
+                                  std::int64_t in, std::int64_t out, bool accumulate) {
+  linear_backward_input(avx512::Level{}, gy, w, dx, batch, in, out, accumulate);
+}
+inline void linear_backward_weight(Tag, const bfloat16* gy, const bfloat16* x, float* dw, std::int64_t batch,
+                                   std::int64_t in, std::int64_t out, bool accumulate) {
+  linear_backward_weight(avx512::Level{}, gy, x, dw, batch, in, out, accumulate);
+}
+#else
+inline constexpr bool kLinearTakesBf16 = false;
+#endif
 
 /// c[m,n] (+)= op(a) op(b), op(a) [m,k] and op(b) [k,n]; a is stored [k,m] when trans_a,
 /// b is stored [n,k] when trans_b (matmul and its two gradients). With bfloat16 products

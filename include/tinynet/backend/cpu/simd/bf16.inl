@@ -100,6 +100,29 @@ TINYNET_BF16_TARGET inline void pairs(std::int64_t k, std::int64_t n, const floa
   }
 }
 
+/// pairs from rows of bfloat16 (autocast's activations): their words interleaved as they
+/// are, nothing rounded.
+TINYNET_BF16_TARGET inline void pairs(std::int64_t k, std::int64_t n, const bfloat16* src, std::int64_t lds,
+                                      std::uint32_t* dst, std::int64_t ldd, std::int64_t ahead = 0) {
+  const auto* words = reinterpret_cast<const std::uint16_t*>(src);
+  for (std::int64_t i = 0; 2 * i < k; ++i) {
+    const std::uint16_t* lo_row = words + 2 * i * lds;
+    const std::uint16_t* hi_row = 2 * i + 1 < k ? lo_row + lds : nullptr;
+    std::uint32_t* d = dst + i * ldd;
+    for (std::int64_t j = 0; j < n; j += 16) {
+      const __mmask16 m = lanes_between(0, n - j);
+      if (ahead > 0) {
+        _mm_prefetch(reinterpret_cast<const char*>(lo_row + ahead + j), _MM_HINT_T1);
+        if (hi_row != nullptr) _mm_prefetch(reinterpret_cast<const char*>(hi_row + ahead + j), _MM_HINT_T1);
+      }
+      const __m512i lo = _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, lo_row + j));
+      const __m512i hi = hi_row != nullptr ? _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, hi_row + j))
+                                           : _mm512_setzero_si512();
+      _mm512_mask_storeu_epi32(d + j, m, _mm512_or_si512(lo, _mm512_maskz_slli_epi32(m, hi, 16)));
+    }
+  }
+}
+
 /// C[r][p0 .. p0 + 16 NV) for KB rows of pairs: see gemm_rows_block (gemm_rows.inl), with k2
 /// pairs of bfloat16 along k; NV vectors a row (two for a panel's last 32 columns or fewer,
 /// so that no third vector multiplies only padding). With `add` C is added to, not
@@ -214,11 +237,12 @@ TINYNET_BF16_TARGET inline void transpose_words(std::int64_t r, std::int64_t n, 
     }
 }
 
-/// Columns [c0, c1) of C = A B (no bias) from B's float rows, paired 48 columns at a time
-/// into `panel` (k2 rows of 48 pairs, in cache), each panel then multiplied by every block
-/// of A's rows.
+/// Columns [c0, c1) of C = A B (no bias) from B's rows (floats, or bfloat16), paired 48
+/// columns at a time into `panel` (k2 rows of 48 pairs, in cache), each panel then
+/// multiplied by every block of A's rows.
+template <typename B>
 TINYNET_BF16_TARGET inline void gemm_rows_panels(std::int64_t m, std::int64_t c0, std::int64_t c1, std::int64_t k,
-                                                 const std::uint32_t* a, std::int64_t lda, const float* b,
+                                                 const std::uint32_t* a, std::int64_t lda, const B* b,
                                                  std::int64_t ldb, float* c, std::int64_t ldc, std::uint32_t* panel) {
   constexpr std::int64_t rb = 8, width = 48;
   const std::int64_t k2 = (k + 1) / 2;
@@ -378,17 +402,7 @@ inline void channel_pairs([[maybe_unused]] std::int64_t count, [[maybe_unused]] 
 /// as they are.
 inline void channel_pairs(std::int64_t count, std::int64_t c, std::int64_t hw, const bfloat16* src,
                           std::uint32_t* dst) {
-  const auto* words = reinterpret_cast<const std::uint16_t*>(src);
-  for (std::int64_t i = 0; i < count * c / 2; ++i) {  // sample i / (c / 2), pair i % (c / 2)
-    const std::uint16_t* lo_row = words + 2 * i * hw;
-    std::uint32_t* d = dst + i * hw;
-    for (std::int64_t j = 0; j < hw; j += 16) {
-      const __mmask16 m = detail::lanes_between(0, hw - j);
-      const __m512i lo = _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, lo_row + j));
-      const __m512i hi = _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, lo_row + hw + j));
-      _mm512_mask_storeu_epi32(d + j, m, _mm512_or_si512(lo, _mm512_maskz_slli_epi32(m, hi, 16)));
-    }
-  }
+  for (std::int64_t s = 0; s < count; ++s) detail::pairs(c, hw, src + s * c * hw, hw, dst + s * c / 2 * hw, hw);
 }
 #endif
 
@@ -454,8 +468,10 @@ struct ProductSplit {
 /// over all of B into memory first (for a large B, such as linear's weights, that pass
 /// costs more than the product saves). `parallel`: B's columns split over the threads, or,
 /// when B has too few of them, A's rows in blocks of 8 (each thread then rounds all of B).
-inline void gemm_rows_rounding_b(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, const float* b,
-                                 std::int64_t ldb, float* c, std::int64_t ldc, bool parallel) {
+/// B may also be bfloat16 (autocast's activations), paired as it is; only where native().
+template <typename B>
+void gemm_rows_rounding_b(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, const B* b, std::int64_t ldb,
+                          float* c, std::int64_t ldc, bool parallel) {
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
   if (native()) {
     const auto* ap = static_cast<const std::uint32_t*>(a.data);
@@ -475,8 +491,12 @@ inline void gemm_rows_rounding_b(std::int64_t m, std::int64_t n, std::int64_t k,
     return;
   }
 #endif
-  ScratchFloats bs(bf16_operand_floats(k, n));
-  gemm_rows(m, n, k, a, pairs(k, n, b, ldb, bs.data()), c, ldc, nullptr, false, parallel);
+  if constexpr (std::is_same_v<B, float>) {
+    ScratchFloats bs(bf16_operand_floats(k, n));
+    gemm_rows(m, n, k, a, pairs(k, n, b, ldb, bs.data()), c, ldc, nullptr, false, parallel);
+  } else {
+    throw Error("bfloat16 operands need AVX512-BF16");
+  }
 }
 
 /// C[m, n] += A[m, k] B[n, k]^T from operands prepared with rows(). Serial.
@@ -500,9 +520,11 @@ inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, O
 /// in cache a block at a time (A's rows for each chunk of k, then 8 of B's rows) instead
 /// of passes over both into memory first. `parallel`: B's rows split over the threads in
 /// blocks of 8, each thread rounding A's chunks for itself (linear's input, against its
-/// weights), or, when B has too few blocks, A's rows in blocks of 4.
-inline void gemm_nt_rounding(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda,
-                             const float* b, std::int64_t ldb, float* c, std::int64_t ldc, bool parallel) {
+/// weights), or, when B has too few blocks, A's rows in blocks of 4. A may also be rows of
+/// bfloat16 (autocast's activations), read as they are: k even, only where native().
+template <typename A>
+void gemm_nt_rounding(std::int64_t m, std::int64_t n, std::int64_t k, const A* a, std::int64_t lda, const float* b,
+                      std::int64_t ldb, float* c, std::int64_t ldc, bool parallel) {
   if (m <= 0 || n <= 0 || k <= 0) return;
   const ProductSplit split(parallel, n, 8, m, 4);  // B's blocks of 8 rows, else A's of 4
   // Part p's rows of A, [i0, i1), times its rows of B, [j0, j1).
@@ -514,14 +536,23 @@ inline void gemm_nt_rounding(std::int64_t m, std::int64_t n, std::int64_t k, con
   if (native()) {
     const std::int64_t kc = detail::nt_chunk((k + 1) / 2 * 2);
     parallel_for(split.parts, 1, [&](std::int64_t lo, std::int64_t hi) {
-      ScratchFloats as((split.preferred ? m : split.longest()) * kc / 2), bs(8 * kc / 2);
-      auto* a16 = reinterpret_cast<std::uint16_t*>(as.data());
+      constexpr bool round_a = std::is_same_v<A, float>;
+      ScratchFloats as(round_a ? (split.preferred ? m : split.longest()) * kc / 2 : 0), bs(8 * kc / 2);
       auto* b16 = reinterpret_cast<std::uint16_t*>(bs.data());
       for (std::int64_t p = lo; p < hi; ++p) {
         const auto [i0, i1, j0, j1] = part(p);
         for (std::int64_t p0 = 0; p0 < k; p0 += kc) {
           const std::int64_t kk = std::min(kc, k - p0), ld = (kk + 1) / 2 * 2;
-          detail::rows(i1 - i0, kk, a + i0 * lda + p0, lda, a16, ld);
+          const std::uint16_t* a16 = nullptr;
+          std::int64_t a_ld = lda;
+          if constexpr (round_a) {
+            auto* rounded = reinterpret_cast<std::uint16_t*>(as.data());
+            detail::rows(i1 - i0, kk, a + i0 * lda + p0, lda, rounded, ld);
+            a16 = rounded;
+            a_ld = ld;
+          } else {
+            a16 = reinterpret_cast<const std::uint16_t*>(a + i0 * lda + p0);
+          }
           for (std::int64_t r = j0; r < j1; r += 8) {
             const std::int64_t nn = std::min<std::int64_t>(8, j1 - r);
             // The next rows of B (of this chunk, else the next chunk's first) are fetched
@@ -530,7 +561,7 @@ inline void gemm_nt_rounding(std::int64_t m, std::int64_t n, std::int64_t k, con
             const std::int64_t next_p0 = same_chunk ? p0 : p0 + kc, next_r = same_chunk ? r + 8 : j0;
             const std::int64_t next_rows = next_p0 < k ? std::min<std::int64_t>(8, j1 - next_r) : 0;
             detail::rows(nn, kk, b + r * ldb + p0, ldb, b16, ld, b + next_r * ldb + next_p0, next_rows);
-            detail::gemm_nt(i1 - i0, nn, ld, a16, ld, b16, ld, c + i0 * ldc + r, ldc);
+            detail::gemm_nt(i1 - i0, nn, ld, a16, a_ld, b16, ld, c + i0 * ldc + r, ldc);
           }
         }
       }
@@ -538,14 +569,18 @@ inline void gemm_nt_rounding(std::int64_t m, std::int64_t n, std::int64_t k, con
     return;
   }
 #endif
-  ScratchFloats as(bf16_operand_floats(m, k)), bs(bf16_operand_floats(n, k));
-  const Operand a16 = rows(m, k, a, lda, as.data()), b16 = rows(n, k, b, ldb, bs.data());
-  parallel_for(split.parts, 1, [&](std::int64_t lo, std::int64_t hi) {
-    for (std::int64_t p = lo; p < hi; ++p) {
-      const auto [i0, i1, j0, j1] = part(p);
-      gemm_nt(i1 - i0, j1 - j0, k, skip_rows(a16, i0), skip_rows(b16, j0), c + i0 * ldc + j0, ldc);
-    }
-  });
+  if constexpr (std::is_same_v<A, float>) {
+    ScratchFloats as(bf16_operand_floats(m, k)), bs(bf16_operand_floats(n, k));
+    const Operand a16 = rows(m, k, a, lda, as.data()), b16 = rows(n, k, b, ldb, bs.data());
+    parallel_for(split.parts, 1, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t p = lo; p < hi; ++p) {
+        const auto [i0, i1, j0, j1] = part(p);
+        gemm_nt(i1 - i0, j1 - j0, k, skip_rows(a16, i0), skip_rows(b16, j0), c + i0 * ldc + j0, ldc);
+      }
+    });
+  } else {
+    throw Error("bfloat16 operands need AVX512-BF16");
+  }
 }
 
 }  // namespace bf16

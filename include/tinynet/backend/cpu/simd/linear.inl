@@ -5,7 +5,10 @@
 /// whose vector width is fixed by the program's compiler flags. With bfloat16 products
 /// (autocast) the same three products take bfloat16 operands (simd/bf16.inl): the weights
 /// and the input rounded inside the products, a block at a time, the small output
-/// gradient prepared in scratch from the CPU caching allocator.
+/// gradient prepared in scratch from the CPU caching allocator. Under autocast with
+/// bfloat16 activations (x, y and their gradients; AVX512-BF16, an even number of input
+/// features: backend/cpu/linear.hpp's linear_takes_bf16) the products read x as it is and
+/// the outputs are rounded once as they are stored.
 
 namespace detail {
 
@@ -106,3 +109,55 @@ void linear_backward_weight(Level, const T* gy, const T* x, T* dw, std::int64_t 
   }
   gemm<T>(true, false, out, in, batch, T(1), gy, out, x, in, accumulate ? T(1) : T(0), dw, in);
 }
+
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+
+namespace detail {
+
+/// gy's rows as float32 rows (transposed: [out, batch], with `transpose`), for the small
+/// left operand of linear's gradient products.
+inline void widen(const bfloat16* gy, std::int64_t batch, std::int64_t out, bool transpose, float* dst) {
+  for (std::int64_t n = 0; n < batch; ++n)
+    for (std::int64_t o = 0; o < out; ++o)
+      dst[transpose ? o * batch + n : n * out + o] = static_cast<float>(gy[n * out + o]);
+}
+
+}  // namespace detail
+
+/// y[n,o] = sum_i x[n,i] w[o,i] + b[o] with bfloat16 activations (b may be null): the sums
+/// in float32, y rounded once.
+template <typename T>
+void linear_forward(Level, const bfloat16* x, const T* w, const T* b, bfloat16* y, std::int64_t batch, std::int64_t in,
+                    std::int64_t out) {
+  ScratchFloats sums(batch * out);
+  for (std::int64_t n = 0; n < batch; ++n)
+    for (std::int64_t o = 0; o < out; ++o) sums.data()[n * out + o] = b != nullptr ? b[o] : 0.0f;
+  bf16::gemm_nt_rounding(batch, out, in, x, in, w, in, sums.data(), out, detail::linear_parallel(batch, in, out));
+  copy_run(y, sums.data(), batch * out);
+}
+
+/// dx (+)= gy W with bfloat16 activations: the sums in float32, dx rounded once (added to
+/// dx in float with `accumulate`).
+template <typename T>
+void linear_backward_input(Level, const bfloat16* gy, const T* w, bfloat16* dx, std::int64_t batch, std::int64_t in,
+                           std::int64_t out, bool accumulate) {
+  ScratchFloats g32(batch * out), gs(bf16_operand_floats(batch, out)), sums(batch * in);
+  detail::widen(gy, batch, out, false, g32.data());
+  bf16::gemm_rows_rounding_b(batch, in, out, bf16::rows(batch, out, g32.data(), out, gs.data()), w, in, sums.data(),
+                             in, detail::linear_parallel(batch, in, out));
+  copy_run(dx, sums.data(), batch * in, accumulate);
+}
+
+/// dW (+)= gy^T x with bfloat16 activations: x paired as it is.
+template <typename T>
+void linear_backward_weight(Level, const bfloat16* gy, const bfloat16* x, T* dw, std::int64_t batch, std::int64_t in,
+                            std::int64_t out, bool accumulate) {
+  ScratchFloats gy_t(out * batch), gs(bf16_operand_floats(out, batch)), sum(accumulate ? out * in : 0);
+  detail::widen(gy, batch, out, true, gy_t.data());
+  float* to = accumulate ? sum.data() : dw;
+  bf16::gemm_rows_rounding_b(out, in, batch, bf16::rows(out, batch, gy_t.data(), batch, gs.data()), x, in, to, in,
+                             detail::linear_parallel(batch, in, out));
+  if (accumulate) detail::store_or_add(dw, to, out * in, true);
+}
+
+#endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512

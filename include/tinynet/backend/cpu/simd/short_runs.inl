@@ -197,6 +197,14 @@ inline void copy_run(float* dst, const bfloat16* src, std::int64_t n) {
     load_elems(src + x, m).store(dst + x, m);
   }
 }
+/// dst[0, n) = src rounded to bfloat16 (dst + src with `accumulate`, summed in float).
+inline void copy_run(bfloat16* dst, const float* src, std::int64_t n, bool accumulate = false) {
+  for (std::int64_t x = 0; x < n; x += kLanes) {
+    const Mask m = detail::tail_mask(n - x);
+    const Vec v = Vec::load(src + x, m);
+    store_elems(dst + x, m, accumulate ? load_elems(dst + x, m) + v : v);
+  }
+}
 inline void relu_grad_run(float* dst, const bfloat16* src, const bfloat16* y, std::int64_t n) {
   for (std::int64_t x = 0; x < n; x += kLanes) {
     const Mask m = detail::tail_mask(n - x);
