@@ -6,6 +6,7 @@
 #include <tinynet/tinynet.hpp>
 #include <vector>
 
+#include "fill_uninitialized.hpp"
 #include "ops/op_testing.hpp"
 
 using namespace tinynet;
@@ -123,7 +124,9 @@ TEST_CASE("pool2d: misuse throws errors that name the problem", "[ops][pool2d][e
 TEST_CASE("pool2d: 2x2 max pool in float32 picks the same maxima, ties and NaNs as float64", "[ops][pool2d]") {
   // float32 2x2/2 pooling takes a vectorised path on AVX-512 machines (16 outputs at a
   // time, masked tails); float64 takes the scalar loop. Values from {0, 1, 2, 3} make ties
-  // common; each tie must route the gradient to the same (first) element.
+  // common; each tie must route the gradient to the same (first) element. New tensors start
+  // as NaN: inputs no window covers (odd extents) must get their zero gradient written.
+  tinynet::testing::FillUninitialized fill;
   for (const Shape& shape :
        {Shape{2, 3, 4, 4}, Shape{1, 2, 7, 7}, Shape{2, 2, 24, 24}, Shape{1, 1, 5, 33}, Shape{1, 2, 6, 70}}) {
     INFO("x " << shape);
