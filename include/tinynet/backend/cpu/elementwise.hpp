@@ -3,6 +3,7 @@
 /// Elementwise kernels: index loops, binary maps with broadcasting, and the reduction of
 /// a broadcast gradient back to its input's shape.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -64,7 +65,7 @@ void copy_or_add(Tag, const T* src, T* dst, std::int64_t n, bool accumulate) {
     if (accumulate)
       for (std::int64_t i = lo; i < hi; ++i) dst[i] = T(static_cast<C>(dst[i]) + static_cast<C>(src[i]));
     else
-      for (std::int64_t i = lo; i < hi; ++i) dst[i] = src[i];
+      std::copy(src + lo, src + hi, dst + lo);  // a memmove, bfloat16 too
   });
 }
 

@@ -178,6 +178,8 @@ struct Level {};
   TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, float)    \
   TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, bfloat16) \
   TINYNET_CPU_KERNELS_OF_LINEAR_BF16(KEYWORDS)           \
+  KEYWORDS void cpu::avx512::apply_mask<bfloat16>(cpu::avx512::Level, const bfloat16*, const float*, bfloat16*, \
+                                                  std::int64_t, bool);                                         \
   }
 
 #if defined(TINYNET_CPU_KERNELS_COMPILED)  // linked from tinynet::cpu_kernels

@@ -43,3 +43,20 @@ void dropout_mask(Level, const RandomStream& rs, T* mask, std::int64_t units, do
     for (std::int64_t u = full * 4; u < units; ++u) mask[u] = r[u - full * 4] >= threshold ? scale : T(0);
   }
 }
+
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+/// apply_mask (backend/cpu/dropout.hpp) for bfloat16 activations, one mask value per
+/// element: x widened as loaded, the product (and the sum, with `accumulate`) in float,
+/// rounded once as stored. The product is the masked form, which the compiler does not
+/// fuse with the sum (the scalar loop rounds it first).
+template <typename T>
+void apply_mask(Level, const T* x, const float* mask, T* y, std::int64_t n, bool accumulate) {
+  parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t i = lo; i < hi; i += kLanes) {
+      const Mask m = detail::tail_mask(hi - i);
+      const Vec v{_mm512_maskz_mul_ps(__mmask16(0xFFFF), load_elems(x + i, m).v, Vec::load(mask + i, m).v)};
+      store_elems(y + i, m, accumulate ? load_elems(y + i, m) + v : v);
+    }
+  });
+}
+#endif
