@@ -221,6 +221,46 @@ TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][c
   }
 }
 
+#if defined(TINYNET_CPU_X86)
+/// store_native of n floats (vectors pass between functions compiled for AVX-512 only).
+__attribute__((target("avx512bf16,avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt"))) void
+store_native(const float* in, tinynet::bfloat16* out, std::int64_t n) {
+  const auto mask = static_cast<__mmask16>((1u << n) - 1u);
+  cpu::avx512::bf16::detail::store_native(out, mask, cpu::avx512::Vec::load(in, mask));
+}
+
+TEST_CASE("bfloat16 stores by vcvtneps2bf16 round as bfloat16(float) does, denormals and NaNs included",
+          "[backend][cpu]") {
+  if (cpu::isa() != cpu::Isa::avx512_bf16) {
+    WARN("level " << cpu::isa_name(cpu::isa()) << ": no AVX512-BF16, store_native is not used");
+    return;
+  }
+  // Ties to even both ways, the rounding carry into the exponent and past the largest
+  // finite value, signed zeros and infinities, NaNs (quiet, signalling with a low payload,
+  // negative), and denormals, which the instruction alone would flush to zero.
+  const std::vector<std::uint32_t> special = {
+      0x3F808000u, 0x3F818000u, 0x3F80FFFFu, 0x3FFFFFFFu, 0x7F7FFFFFu, 0xFF7FFFFFu, 0x00000000u, 0x80000000u,
+      0x7F800000u, 0xFF800000u, 0x7FC00000u, 0x7F800001u, 0xFFC12345u, 0x00800000u, 0x00000001u, 0x807FFFFFu};
+  std::vector<std::uint32_t> bits(special);
+  std::mt19937 rng(7);
+  for (int i = 0; i < 64; ++i) bits.push_back(rng());
+  for (std::size_t at = 0; at < bits.size(); at += 16)
+    for (std::int64_t lanes : {16, 5}) {
+      // The first vector holds denormals (store_elems' path); the random ones hold none
+      // but by chance (the instruction's path).
+      float in[16];
+      for (int l = 0; l < 16; ++l) std::memcpy(&in[l], &bits[at + static_cast<std::size_t>(l)], 4);
+      tinynet::bfloat16 out[16];
+      for (auto& o : out) o = tinynet::bfloat16::from_bits(0xABCD);
+      store_native(in, out, lanes);
+      for (int l = 0; l < 16; ++l) {
+        INFO("bits " << std::hex << bits[at + static_cast<std::size_t>(l)] << ", " << std::dec << lanes << " lanes");
+        CHECK(out[l].bits == (l < lanes ? tinynet::bfloat16(in[l]).bits : 0xABCD));
+      }
+    }
+}
+#endif
+
 TEST_CASE("bfloat16 products: gemm_rows and gemm_nt against double sums of the rounded operands", "[backend][cpu]") {
   // Operands rounded to bfloat16 (8 significant bits) multiply exactly in float32, so the
   // only error left is float32 summation of k terms: |got - want| <= gamma_k * sum |a b|,

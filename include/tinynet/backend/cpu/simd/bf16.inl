@@ -51,6 +51,17 @@ TINYNET_BF16_TARGET inline __m512i convert32(const float* p, std::int64_t n) {
   return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo));
 }
 
+/// store_elems where the CPU has AVX512-BF16: a bfloat16 destination is rounded by
+/// vcvtneps2bf16, store_elems' rounding (nearest, ties to even; a NaN kept quiet) in one
+/// instruction, except that it flushes denormals to zero, so a vector holding one takes
+/// store_elems. Only where native().
+TINYNET_BF16_TARGET inline void store_native(float* p, Mask m, Vec v) { v.store(p, m); }
+TINYNET_BF16_TARGET inline void store_native(bfloat16* p, Mask m, Vec v) {
+  constexpr int kDenormal = 0x20;  // vfpclassps' category
+  if (_mm512_mask_fpclass_ps_mask(m, v.v, kDenormal) != 0) return store_elems(p, m, v);
+  _mm256_mask_storeu_epi16(p, m, reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v.v)));
+}
+
 /// Rows of bfloat16 from rows of floats, each padded with zeros to an even length. With
 /// `next`, the first `next_rows` rows of k floats there (lds apart) are prefetched into L2
 /// along the way, so that rounding them later does not wait on memory.

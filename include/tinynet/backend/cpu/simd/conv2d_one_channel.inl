@@ -172,7 +172,7 @@ void forward_block_bf16(const Shape& s, const std::uint32_t* xp, const std::uint
         Y* dst = y + (k0 + r) * plane + oy * s.ow + x0;
         for (int v = 0; v < 2; ++v) {
           const Vec value{acc[r][v]};
-          store_elems(dst + kLanes * v, out[v], relu ? TINYNET_ISA_NAMESPACE::relu(value) : value);
+          bf16::detail::store_native(dst + kLanes * v, out[v], relu ? TINYNET_ISA_NAMESPACE::relu(value) : value);
         }
       }
     }

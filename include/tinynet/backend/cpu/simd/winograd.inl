@@ -294,9 +294,15 @@ void transform_output(const Shape& s, const float* m, const float* bias, bool re
   using Mx = Matrices<R>;
   constexpr int a = Mx::a;
   const std::int64_t ld = s.padded_tiles(), plane = s.m_plane();
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  const bool native = std::is_same_v<Y, bfloat16> && bf16::native();
+#endif
   auto store = [&](Y* dst, Mask mask, Vec value) {
     if (relu) value = TINYNET_ISA_NAMESPACE::relu(value);
     if (accumulate) value = load_elems(dst, mask) + value;
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+    if (native) return bf16::detail::store_native(dst, mask, value);
+#endif
     store_elems(dst, mask, value);
   };
   for (std::int64_t o = 0; o < s.out_c; ++o) {
