@@ -267,7 +267,7 @@ TEST_CASE("conv2d, conv2d_relu, linear and matmul under autocast take bfloat16 a
   const Tensor w20 = uniform({50, 20, 5, 5}, -0.5, 0.5, {.requires_grad = true}, gen);  // LeNet's conv2
   const Tensor b20 = uniform({50}, -0.5, 0.5, {.requires_grad = true}, gen);
   const Tensor lw = uniform({5, 12}, -0.5, 0.5, {.requires_grad = true}, gen);
-  const Tensor lw13 = uniform({5, 13}, -0.5, 0.5, {.requires_grad = true}, gen);  // odd: cast to float32
+  const Tensor lw13 = uniform({5, 13}, -0.5, 0.5, {.requires_grad = true}, gen);       // odd: cast to float32
   const Tensor fc1 = uniform({128, 9216}, -0.01, 0.01, {.requires_grad = true}, gen);  // NET's fc1
   const Tensor fc1_b = uniform({128}, -0.01, 0.01, {.requires_grad = true}, gen);
   const std::vector<const Tensor*> params = {&w, &b, &w16, &w20, &b20, &lw, &lw13, &fc1, &fc1_b};

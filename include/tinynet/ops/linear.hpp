@@ -119,8 +119,8 @@ inline Tensor linear_bf16(const Tensor& x, const Tensor& weight, const Tensor& b
   Tensor y(Shape{batch, out}, {DType::bfloat16, x.device(), false});
   backend::with_backend(x.device(), "linear", [&](auto be) {
     if constexpr (std::is_same_v<decltype(be), backend::cpu::Tag> && backend::cpu::kLinearTakesBf16)
-      linear_forward(be, x.data<bfloat16>(), weight.data<float>(), data_or_null<float>(bias), y.data<bfloat16>(),
-                     batch, in, out);
+      linear_forward(be, x.data<bfloat16>(), weight.data<float>(), data_or_null<float>(bias), y.data<bfloat16>(), batch,
+                     in, out);
   });
   if (autograd::any_needs_grad(x, weight, bias))
     autograd::record(y, std::make_shared<LinearNode>(x, weight, backend::Products::bfloat16, true),

@@ -162,10 +162,10 @@ struct Level {};
 // linear with bfloat16 activations, at the AVX-512 level only.
 #define TINYNET_CPU_KERNELS_OF_LINEAR_BF16(KEYWORDS)                                                                  \
   KEYWORDS void cpu::avx512::linear_forward<float>(cpu::avx512::Level, const bfloat16*, const float*, const float*,   \
-                                                   bfloat16*, std::int64_t, std::int64_t, std::int64_t);             \
-  KEYWORDS void cpu::avx512::linear_backward_input<float>(cpu::avx512::Level, const bfloat16*, const float*,         \
+                                                   bfloat16*, std::int64_t, std::int64_t, std::int64_t);              \
+  KEYWORDS void cpu::avx512::linear_backward_input<float>(cpu::avx512::Level, const bfloat16*, const float*,          \
                                                           bfloat16*, std::int64_t, std::int64_t, std::int64_t, bool); \
-  KEYWORDS void cpu::avx512::linear_backward_weight<float>(cpu::avx512::Level, const bfloat16*, const bfloat16*,     \
+  KEYWORDS void cpu::avx512::linear_backward_weight<float>(cpu::avx512::Level, const bfloat16*, const bfloat16*,      \
                                                            float*, std::int64_t, std::int64_t, std::int64_t, bool);
 #define TINYNET_CPU_KERNELS(KEYWORDS, LEVEL)           \
   namespace tinynet::backend {                         \
@@ -173,13 +173,13 @@ struct Level {};
   TINYNET_CPU_KERNELS_OF_TYPE(KEYWORDS, LEVEL, double) \
   TINYNET_CPU_KERNELS_OF_BF16(KEYWORDS, LEVEL)         \
   }
-#define TINYNET_CPU_KERNELS_AVX512_BF16(KEYWORDS)        \
-  namespace tinynet::backend {                           \
-  TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, float)    \
-  TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, bfloat16) \
-  TINYNET_CPU_KERNELS_OF_LINEAR_BF16(KEYWORDS)           \
+#define TINYNET_CPU_KERNELS_AVX512_BF16(KEYWORDS)                                                               \
+  namespace tinynet::backend {                                                                                  \
+  TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, float)                                                           \
+  TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, bfloat16)                                                        \
+  TINYNET_CPU_KERNELS_OF_LINEAR_BF16(KEYWORDS)                                                                  \
   KEYWORDS void cpu::avx512::apply_mask<bfloat16>(cpu::avx512::Level, const bfloat16*, const float*, bfloat16*, \
-                                                  std::int64_t, bool);                                         \
+                                                  std::int64_t, bool);                                          \
   }
 
 #if defined(TINYNET_CPU_KERNELS_COMPILED)  // linked from tinynet::cpu_kernels

@@ -253,8 +253,8 @@ TINYNET_BF16_TARGET inline void transpose_words(std::int64_t r, std::int64_t n, 
 /// multiplied by every block of A's rows.
 template <typename B>
 TINYNET_BF16_TARGET inline void gemm_rows_panels(std::int64_t m, std::int64_t c0, std::int64_t c1, std::int64_t k,
-                                                 const std::uint32_t* a, std::int64_t lda, const B* b,
-                                                 std::int64_t ldb, float* c, std::int64_t ldc, std::uint32_t* panel) {
+                                                 const std::uint32_t* a, std::int64_t lda, const B* b, std::int64_t ldb,
+                                                 float* c, std::int64_t ldc, std::uint32_t* panel) {
   constexpr std::int64_t rb = 8, width = 48;
   const std::int64_t k2 = (k + 1) / 2;
   for (std::int64_t p0 = c0; p0 < c1; p0 += width) {

@@ -143,8 +143,8 @@ void linear_backward_input(Level, const bfloat16* gy, const T* w, bfloat16* dx, 
                            std::int64_t out, bool accumulate) {
   ScratchFloats g32(batch * out), gs(bf16_operand_floats(batch, out)), sums(batch * in);
   detail::widen(gy, batch, out, false, g32.data());
-  bf16::gemm_rows_rounding_b(batch, in, out, bf16::rows(batch, out, g32.data(), out, gs.data()), w, in, sums.data(),
-                             in, detail::linear_parallel(batch, in, out));
+  bf16::gemm_rows_rounding_b(batch, in, out, bf16::rows(batch, out, g32.data(), out, gs.data()), w, in, sums.data(), in,
+                             detail::linear_parallel(batch, in, out));
   copy_run(dx, sums.data(), batch * in, accumulate);
 }
 

@@ -387,9 +387,9 @@ void transform_output_grad(const Shape& s, const G* gy, std::int64_t channel_str
 /// s.m_size() floats) are scratch; the sums run along the tiles, so one product per point
 /// covers every image of the group.
 template <int R, typename X, typename G>
-void weight_grad(const Shape& s, const X* in, std::int64_t in_channel_stride, std::int64_t in_image_stride,
-                 const G* gy, std::int64_t out_channel_stride, std::int64_t out_image_stride, float* v, float* e,
-                 bool bf16, float* du) {
+void weight_grad(const Shape& s, const X* in, std::int64_t in_channel_stride, std::int64_t in_image_stride, const G* gy,
+                 std::int64_t out_channel_stride, std::int64_t out_image_stride, float* v, float* e, bool bf16,
+                 float* du) {
   const std::int64_t ld = s.padded_tiles(), tiles = s.tiles();
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
   if (bf16 && bf16::native()) {
