@@ -20,7 +20,7 @@ import resource
 import sys
 import time
 
-from torch_tuning import impl_name, reexec_if_tuned
+from torch_tuning import blas_library, impl_name, reexec_if_tuned
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--model", default="net", choices=["net", "lenet"])
@@ -56,7 +56,8 @@ if args.sgemm:
         torch.mm(a, b)
         times.append(time.perf_counter() - t0)
     best = min(times)
-    print(json.dumps({"impl": impl, "sgemm": n, "threads": args.threads, "gflops": round(2 * n ** 3 / best / 1e9, 1)}))
+    print(json.dumps({"impl": impl, "sgemm": n, "threads": args.threads, "gflops": round(2 * n ** 3 / best / 1e9, 1),
+                      "blas": blas_library()}))
     sys.exit(0)
 
 

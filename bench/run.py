@@ -73,6 +73,16 @@ def run(cmd, env=None):
     return run_lines(cmd, env)[-1]
 
 
+# PyTorch's float32 reference runs on the BLAS that torch loads. Debian's python3-torch is
+# satisfied by the reference BLAS (libblas3, about 5 GFLOP/s for SGEMM 2048 here against
+# OpenBLAS's 190), which would make its float32 figures nothing like PyTorch's.
+blas = run(torch_py + ["--sgemm", "64", "--threads", "1"]).get("blas")
+if blas is None or "openblas" not in blas:
+    sys.exit(f"PyTorch here multiplies through {blas or 'an unknown BLAS'}, not OpenBLAS: its float32 figures "
+             "would not be PyTorch's. Install OpenBLAS (scripts/setup-debian.sh --bench installs "
+             "libopenblas0-pthread; scripts/bench.sh runs it), then run this again.")
+
+
 def cpu_model():
     try:
         with open("/proc/cpuinfo") as f:
@@ -81,7 +91,7 @@ def cpu_model():
         return platform.processor()
 
 
-results = {"machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "platform": platform.platform()},
+results = {"machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "platform": platform.platform(), "torch_blas": blas},
            "settings": vars(args), "runs": []}
 threads = [int(t) for t in args.threads.split(",")]
 models = args.models.split(",")
