@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <type_traits>
 
+#include "tinynet/backend/bf16_activations.hpp"
 #include "tinynet/backend/cpu/batch_norm.hpp"
 #include "tinynet/backend/cpu/conv2d.hpp"
 #include "tinynet/backend/cpu/dropout.hpp"
@@ -19,6 +20,10 @@
 using namespace tinynet;
 
 static_assert(backend::KernelSet<backend::cpu::Tag>, "the CPU backend lacks a kernel of backend/kernel_set.hpp");
+static_assert(backend::LinearBf16Kernels<backend::cpu::Tag>,
+              "the CPU backend lacks a bfloat16 linear kernel of backend/bf16_activations.hpp");
+static_assert(backend::Conv2dBf16Kernels<backend::cpu::Tag>,
+              "the CPU backend lacks a bfloat16 conv2d kernel of backend/bf16_activations.hpp");
 
 TEST_CASE("with_backend: the CPU tag for the CPU; a CUDA device is refused without CUDA", "[backend]") {
   bool cpu_chosen = false;

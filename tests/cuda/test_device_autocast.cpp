@@ -3,13 +3,20 @@
 // copies for the CPU GEMM on the emulated device), forward and backward. Each result is
 // within gamma_K * sum |a b| of the float64 result on the rounded operands, K the terms
 // per sum (the bound and why: tests/ops/test_autocast.cpp).
+#include <cstring>
+
 #include "device_testing.hpp"
+#include "tinynet/backend/bf16_activations.hpp"
 
 using namespace tinynet;
 using namespace tinynet::testing;
 
 // Named, not anonymous: the area's test files may be compiled as one translation unit.
 namespace device_autocast {
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
+}
 
 double gamma32(std::int64_t k) { return static_cast<double>(k) * 0x1p-24 / (1 - static_cast<double>(k) * 0x1p-24); }
 
@@ -81,4 +88,50 @@ TEST_CASE("autocast on the device: linear, matmul and conv2d multiply in bfloat1
   // 3 x 3 x 4 terms per output; 3 x 3 x 5 per input gradient; 2 x 7 x 6 per weight gradient.
   // Its output is bfloat16, as PyTorch's autocast returns it.
   check_autocast(conv, {input32({2, 4, 7, 6}, 5), input32({5, 4, 3, 3}, 6)}, DType::bfloat16, 36, {45, 84});
+}
+
+// The device backend has no product kernels over bfloat16 activations, so autocast's query
+// (backend::takes_bf16) answers no for it by construction and linear and conv2d cast a
+// bfloat16 input: their values and gradients are exactly those of the explicit casts.
+static_assert(!backend::LinearBf16Kernels<backend::cuda::Tag>);
+static_assert(!backend::Conv2dBf16Kernels<backend::cuda::Tag>);
+
+TEST_CASE("autocast on the device: bfloat16 activations take the cast path of the bfloat16 query", "[cuda][autocast]") {
+  const auto conv = [](const Tensor& x, const Tensor& w, const Tensor& b) { return conv2d_relu(x, w, b, 1, 0); };
+  const auto lin = [](const Tensor& x, const Tensor& w, const Tensor& b) { return linear(x, w, b); };
+  struct Case {
+    std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)> op;
+    Shape x, w, b;
+  };
+  const std::vector<Case> cases = {{conv, {2, 4, 8, 8}, {6, 4, 3, 3}, {6}}, {lin, {5, 12}, {7, 12}, {7}}};
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    INFO("case " << c);
+    const Case& k = cases[c];
+    const Tensor x32 = input32(k.x, 11 + c), w32 = input32(k.w, 21 + c), b32 = input32(k.b, 31 + c);
+    if (k.x.rank() == 4)
+      CHECK_FALSE(backend::takes_bf16(kCuda, backend::Conv2dBf16{ops::detail::conv2d_geometry(x32, w32, 1, 0), true}));
+    else
+      CHECK_FALSE(backend::takes_bf16(kCuda, backend::LinearBf16{k.x[1]}));
+    // The op on a bfloat16 input (a float32 leaf cast), and the explicit casts, each with
+    // its own leaves.
+    std::vector<Tensor> grads[2];
+    Tensor outs[2];
+    for (int explicit_casts = 0; explicit_casts < 2; ++explicit_casts) {
+      const Tensor xi = on_device(x32), w = on_device(w32), b = on_device(b32);
+      {
+        autocast scope(DeviceType::cuda, DType::bfloat16);
+        const Tensor x = cast(xi, DType::bfloat16);
+        outs[explicit_casts] =
+            explicit_casts ? cast(k.op(cast(x, DType::float32), w, b), DType::bfloat16) : k.op(x, w, b);
+      }
+      outs[explicit_casts].backward(cast(input32(outs[explicit_casts].shape(), 41, false), DType::bfloat16).to(kCuda));
+      grads[explicit_casts] = {host(xi.grad()), host(w.grad()), host(b.grad())};
+    }
+    REQUIRE(outs[0].dtype() == DType::bfloat16);
+    CHECK(device_autocast::same_bits(host(outs[0]), host(outs[1])));
+    for (int i = 0; i < 3; ++i) {
+      INFO("gradient " << i);
+      CHECK(device_autocast::same_bits(grads[0][i], grads[1][i]));
+    }
+  }
 }

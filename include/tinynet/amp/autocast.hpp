@@ -11,10 +11,12 @@
 /// Inside it, on that device type, conv2d, conv2d_relu, linear and matmul of float32
 /// tensors multiply bfloat16-rounded operands and sum in float32 (backend/products.hpp),
 /// in the forward pass and, recorded on the tape, in the backward pass. Parameters stay
-/// float32 (the master copy) and get float32 gradients; outputs are float32 (PyTorch's
-/// are bfloat16: tinynet keeps activations in float32, so nothing else is rounded).
-/// Every other op runs in float32, as PyTorch's CPU autocast runs softmax, log_softmax,
-/// the losses, reductions and batch norm. float64 tensors are left alone. docs/autocast.md
+/// float32 (the master copy) and get float32 gradients. conv2d and conv2d_relu return
+/// bfloat16, as PyTorch's do, and the ops after them take bfloat16 activations (linear,
+/// pooling, dropout and the elementwise ops in their kernels, where the backend has such
+/// kernels: backend/bf16_activations.hpp; the others through float32). softmax,
+/// log_softmax, the losses, reductions and batch norm run in float32 and return float32,
+/// as PyTorch's CPU autocast runs them. float64 tensors are left alone. docs/autocast.md
 /// lists the ops. Scopes nest; each restores what it found.
 ///
 /// On the CPU the products run on AVX512-BF16 (`vdpbf16ps`) where the CPU has it; elsewhere
@@ -23,7 +25,7 @@
 
 #include <cstdio>
 
-#include "tinynet/backend/cpu/isa.hpp"
+#include "tinynet/backend/bf16_products.hpp"
 #include "tinynet/backend/products.hpp"
 #include "tinynet/core/device.hpp"
 #include "tinynet/core/dtype.hpp"
@@ -41,15 +43,10 @@ inline bool& autocast_flag(DeviceType device) {
 
 /// The one-line notice for a CPU without bfloat16 products, once per process.
 inline void notice_emulated_bf16() {
-#if defined(TINYNET_CPU_X86)
-  const bool native = backend::cpu::isa() == backend::cpu::Isa::avx512_bf16;
-#else
-  const bool native = false;
-#endif
-  static const bool said =
-      native || std::fprintf(stderr,
-                             "tinynet: autocast bfloat16 without AVX512-BF16: products are "
-                             "rounded to bfloat16 in the float32 kernels, slower than float32\n") > 0;
+  static const bool said = backend::native_bf16_products(DeviceType::cpu) ||
+                           std::fprintf(stderr,
+                                        "tinynet: autocast bfloat16 without AVX512-BF16: products are "
+                                        "rounded to bfloat16 in the float32 kernels, slower than float32\n") > 0;
   (void)said;
 }
 

@@ -3,6 +3,7 @@
 /// conv2d: 2-d cross-correlation over NCHW input, groups = 1.
 
 #include "tinynet/amp/autocast.hpp"
+#include "tinynet/backend/bf16_activations.hpp"
 #include "tinynet/backend/cpu/conv2d.hpp"
 #include "tinynet/backend/cuda/conv2d.hpp"  // empty in builds without CUDA
 #include "tinynet/core/creation.hpp"
@@ -33,56 +34,57 @@ inline backend::Conv2dGeometry conv2d_geometry(const Tensor& x, const Tensor& w,
   return g;
 }
 
+/// Calls `f.template operator()<X>()` with X the type of conv2d's input x beside
+/// activations A and parameters P: A, or P for a float32 input with bfloat16 outputs.
+template <typename A, typename P, typename F>
+void with_input_type(const Tensor& x, F&& f) {
+  if constexpr (!std::is_same_v<A, P>) {
+    if (x.dtype() != DType::bfloat16) return f.template operator()<P>();
+  }
+  f.template operator()<A>();
+}
+
 // y[n,o] = b[o] + sum_{c,i,j} W[o,c,i,j] x[n,c,s*y+i-p, s*x+j-p]
 // dx = col2im(W^T gy);  dW = sum_n gy[n] col(x[n])^T;  db = sum_{n,y,x} gy.  Saves x and W.
 // Fused with a ReLU (conv2d_relu) it also saves its output y and uses gy * [y > 0].
-// The backward products are computed as the forward ones were (autocast); with bfloat16
-// activations (`bf16`: y, gy and y_relu bfloat16, x float32 or bfloat16) the kernels read
-// and write them as they are.
+// The backward products are computed as the forward ones were (autocast). The output, its
+// gradient and y have the activations' type A, the parameters and their gradients P, x and
+// dx A or P (with_input_type): all float32 or float64, or under autocast A bfloat16 where
+// the backend takes bfloat16 activations (backend/bf16_activations.hpp).
 class Conv2dNode final : public autograd::Node {
  public:
-  Conv2dNode(Tensor x, Tensor w, backend::Conv2dGeometry g, backend::Products products, Tensor y_relu, bool bf16)
-      : x_(std::move(x)), w_(std::move(w)), y_relu_(std::move(y_relu)), g_(g), products_(products), bf16_(bf16) {}
+  Conv2dNode(Tensor x, Tensor w, backend::Conv2dGeometry g, backend::Products products, Tensor y_relu,
+             DType activations)
+      : x_(std::move(x)),
+        w_(std::move(w)),
+        y_relu_(std::move(y_relu)),
+        g_(g),
+        products_(products),
+        activations_(activations) {}
   const char* name() const override { return y_relu_.defined() ? "conv2d_relu" : "conv2d"; }
   void release() override { x_ = w_ = y_relu_ = Tensor(); }
-  void backward(const Tensor& gy) override {
+  void backward(const Tensor& gy_in) override {
+    const Tensor gy = gy_in.dtype() == activations_ ? gy_in : gy_in.to(activations_);
     autograd::GradSlot sx, sw, sb;
     if (needs_input_grad(0)) sx = input_grad(0);
     if (needs_input_grad(1)) sw = input_grad(1);
     if (needs_input_grad(2)) sb = input_grad(2);
-    if (bf16_) return backward_bf16(gy.dtype() == DType::bfloat16 ? gy : gy.to(DType::bfloat16), sx, sw, sb);
-    dispatch(gy, name(), [&]<typename T>(auto be) {
-      Tensor scratch = empty(Shape{conv2d_backward_scratch(be, g_, y_relu_.defined(), products_)}, gy.options());
-      conv2d_backward(be, g_, x_.data<T>(), w_.data<T>(), gy.data<T>(), sx.template data_or_null<T>(), sx.accumulate,
-                      sw.template data_or_null<T>(), sw.accumulate, sb.template data_or_null<T>(), sb.accumulate,
-                      scratch.data<T>(), data_or_null<T>(y_relu_), products_);
-    });
+    backend::dispatch_activations<backend::Conv2dBf16>(
+        gy.device(), activations_, name(), [&]<typename A, typename P>(auto be) {
+          Tensor scratch = empty(Shape{conv2d_backward_scratch(be, g_, y_relu_.defined(), products_)}, w_.options());
+          with_input_type<A, P>(x_, [&]<typename X>() {
+            conv2d_backward(be, g_, x_.data<X>(), w_.data<P>(), gy.data<A>(), sx.template data_or_null<X>(),
+                            sx.accumulate, sw.template data_or_null<P>(), sw.accumulate, sb.template data_or_null<P>(),
+                            sb.accumulate, scratch.data<P>(), data_or_null<A>(y_relu_), products_);
+          });
+        });
   }
 
  private:
-  void backward_bf16(const Tensor& gy, const autograd::GradSlot& sx, const autograd::GradSlot& sw,
-                     const autograd::GradSlot& sb) {
-    backend::with_backend(gy.device(), name(), [&](auto be) {
-      if constexpr (std::is_same_v<decltype(be), backend::cpu::Tag>) {  // (conv2d_takes_bf16)
-        Tensor scratch = empty(Shape{conv2d_backward_scratch(be, g_, y_relu_.defined(), products_)}, w_.options());
-        const auto run = [&]<typename X>() {
-          conv2d_backward(be, g_, x_.data<X>(), w_.data<float>(), gy.data<bfloat16>(), sx.template data_or_null<X>(),
-                          sx.accumulate, sw.template data_or_null<float>(), sw.accumulate,
-                          sb.template data_or_null<float>(), sb.accumulate, scratch.data<float>(),
-                          data_or_null<bfloat16>(y_relu_), products_);
-        };
-        if (x_.dtype() == DType::bfloat16)
-          run.template operator()<bfloat16>();
-        else
-          run.template operator()<float>();
-      }
-    });
-  }
-
   Tensor x_, w_, y_relu_;
   backend::Conv2dGeometry g_;
   backend::Products products_;
-  bool bf16_;
+  DType activations_;
 };
 
 /// weight and bias of the type and device of `like` (the input, or under autocast the weight).
@@ -97,55 +99,40 @@ inline void check_conv2d_params(const char* op, const Tensor& like, const Tensor
   }
 }
 
-/// conv2d in x's type (float32 or float64), its products as `products` say.
-inline Tensor conv2d_float(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias,
-                           const backend::Conv2dGeometry& g, bool relu, backend::Products products) {
-  Tensor y = new_output(Shape{g.n, g.out_c, g.oh, g.ow}, x);
-  dispatch(x, op, [&]<typename T>(auto be) {
-    Tensor scratch = empty(Shape{conv2d_forward_scratch(be, g, products)}, x.options());
-    conv2d_forward(be, g, x.data<T>(), weight.data<T>(), data_or_null<T>(bias), y.data<T>(), scratch.data<T>(), relu,
-                   products);
+/// conv2d with an output of type `activations` (x's, or under autocast bfloat16 where the
+/// backend takes it), its products as `products` say.
+inline Tensor conv2d_run(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                         const backend::Conv2dGeometry& g, bool relu, backend::Products products, DType activations) {
+  Tensor y(Shape{g.n, g.out_c, g.oh, g.ow}, {activations, x.device(), false});
+  backend::dispatch_activations<backend::Conv2dBf16>(x.device(), activations, op, [&]<typename A, typename P>(auto be) {
+    Tensor scratch = empty(Shape{conv2d_forward_scratch(be, g, products)}, weight.options());
+    with_input_type<A, P>(x, [&]<typename X>() {
+      conv2d_forward(be, g, x.data<X>(), weight.data<P>(), data_or_null<P>(bias), y.data<A>(), scratch.data<P>(), relu,
+                     products);
+    });
   });
   if (autograd::any_needs_grad(x, weight, bias))
-    autograd::record(y, std::make_shared<Conv2dNode>(x, weight, g, products, relu ? y.detach() : Tensor(), false),
+    autograd::record(y, std::make_shared<Conv2dNode>(x, weight, g, products, relu ? y.detach() : Tensor(), activations),
                      {&x, &weight, &bias});
   return y;
 }
 
 /// conv2d under autocast with float32 parameters: bfloat16 products and a bfloat16 output,
 /// as PyTorch's autocast returns it, for a float32 or bfloat16 input. The kernels take the
-/// activations as they are where conv2d_takes_bf16 says so; elsewhere through casts (the
-/// same values: the output is the float32 result rounded once).
+/// activations as they are where the backend takes them (backend::takes_bf16); elsewhere
+/// through casts (the same values: the output is the float32 result rounded once).
 inline Tensor conv2d_autocast(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias, int stride,
                               int padding, bool relu) {
   const auto g = conv2d_geometry(x, weight, stride, padding);
   check_conv2d_params(op, weight, weight, bias, g.out_c);
   TINYNET_CHECK(TypeError, weight.device() == x.device(), op, ": weight is on ", weight.device(),
                 " but the input is on ", x.device());
-  const auto takes_bf16 = [&](bool input) {
-    return backend::with_backend(x.device(), op, [&](auto be) { return conv2d_takes_bf16(be, g, input); });
-  };
   const backend::Products products = backend::Products::bfloat16;
-  const Tensor in = x.dtype() == DType::bfloat16 && !takes_bf16(true) ? cast(x, DType::float32) : x;
-  if (!takes_bf16(false)) return cast(conv2d_float(op, in, weight, bias, g, relu, products), DType::bfloat16);
-  Tensor y(Shape{g.n, g.out_c, g.oh, g.ow}, {DType::bfloat16, x.device(), false});
-  backend::with_backend(x.device(), op, [&](auto be) {
-    if constexpr (std::is_same_v<decltype(be), backend::cpu::Tag>) {
-      Tensor scratch = empty(Shape{conv2d_forward_scratch(be, g, products)}, weight.options());
-      const auto run = [&]<typename X>() {
-        conv2d_forward(be, g, in.data<X>(), weight.data<float>(), data_or_null<float>(bias), y.data<bfloat16>(),
-                       scratch.data<float>(), relu, products);
-      };
-      if (in.dtype() == DType::bfloat16)
-        run.template operator()<bfloat16>();
-      else
-        run.template operator()<float>();
-    }
-  });
-  if (autograd::any_needs_grad(in, weight, bias))
-    autograd::record(y, std::make_shared<Conv2dNode>(in, weight, g, products, relu ? y.detach() : Tensor(), true),
-                     {&in, &weight, &bias});
-  return y;
+  const bool output = backend::takes_bf16(x.device(), backend::Conv2dBf16{g, false});
+  const bool input = output && backend::takes_bf16(x.device(), backend::Conv2dBf16{g, true});
+  const Tensor in = x.dtype() == DType::bfloat16 && !input ? cast(x, DType::float32) : x;
+  if (!output) return cast(conv2d_run(op, in, weight, bias, g, relu, products, DType::float32), DType::bfloat16);
+  return conv2d_run(op, in, weight, bias, g, relu, products, DType::bfloat16);
 }
 
 inline Tensor conv2d_impl(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding,
@@ -157,7 +144,7 @@ inline Tensor conv2d_impl(const Tensor& x, const Tensor& weight, const Tensor& b
   check_float_input(op, x);
   const auto g = conv2d_geometry(x, weight, stride, padding);
   check_conv2d_params(op, x, weight, bias, g.out_c);
-  return conv2d_float(op, x, weight, bias, g, relu, autocast_products(x.device(), x.dtype()));
+  return conv2d_run(op, x, weight, bias, g, relu, autocast_products(x.device(), x.dtype()), x.dtype());
 }
 
 }  // namespace ops::detail

@@ -3,6 +3,7 @@
 /// linear (x W^T + b) and matmul.
 
 #include "tinynet/amp/autocast.hpp"
+#include "tinynet/backend/bf16_activations.hpp"
 #include "tinynet/backend/cpu/linear.hpp"
 #include "tinynet/backend/cuda/linear.hpp"  // empty in builds without CUDA
 #include "tinynet/ops/cast.hpp"
@@ -13,61 +14,41 @@ namespace tinynet {
 namespace ops::detail {
 
 // y = x W^T + b;  dx = gy W;  dW = gy^T x;  db = sum_n gy.  Saves x and W. The backward
-// products are computed as the forward ones were (autocast); so for matmul. With bfloat16
-// activations (`bf16`: x, y, gy and dx bfloat16, the parameters float32) the kernels read
-// and write them as they are.
+// products are computed as the forward ones were (autocast); so for matmul. The
+// activations (x, y, gy, dx) have x's type A, the parameters and their gradients P: both
+// float32 or float64, or under autocast A bfloat16 and P float32 where the backend takes
+// bfloat16 activations (backend/bf16_activations.hpp).
 class LinearNode final : public autograd::Node {
  public:
-  LinearNode(Tensor x, Tensor w, backend::Products products, bool bf16 = false)
-      : x_(std::move(x)), w_(std::move(w)), products_(products), bf16_(bf16) {}
+  LinearNode(Tensor x, Tensor w, backend::Products products)
+      : x_(std::move(x)), w_(std::move(w)), products_(products) {}
   const char* name() const override { return "linear"; }
   void release() override { x_ = w_ = Tensor(); }
-  void backward(const Tensor& gy) override {
+  void backward(const Tensor& gy_in) override {
+    const Tensor gy = gy_in.dtype() == x_.dtype() ? gy_in : gy_in.to(x_.dtype());
     const std::int64_t batch = x_.size(0), in = x_.size(1), out = w_.size(0);
-    if (bf16_) return backward_bf16(gy.dtype() == DType::bfloat16 ? gy : gy.to(DType::bfloat16), batch, in, out);
-    dispatch(gy, name(), [&]<typename T>(auto be) {
-      if (needs_input_grad(0)) {
-        auto s = input_grad(0);
-        linear_backward_input(be, gy.data<T>(), w_.data<T>(), s.grad.data<T>(), batch, in, out, s.accumulate,
-                              products_);
-      }
-      if (needs_input_grad(1)) {
-        auto s = input_grad(1);
-        linear_backward_weight(be, gy.data<T>(), x_.data<T>(), s.grad.data<T>(), batch, in, out, s.accumulate,
-                               products_);
-      }
-      if (needs_input_grad(2)) {
-        auto s = input_grad(2);
-        linear_backward_bias(be, gy.data<T>(), s.grad.data<T>(), batch, out, s.accumulate);
-      }
-    });
+    backend::dispatch_activations<backend::LinearBf16>(
+        gy.device(), gy.dtype(), name(), [&]<typename A, typename P>(auto be) {
+          if (needs_input_grad(0)) {
+            auto s = input_grad(0);
+            linear_backward_input(be, gy.data<A>(), w_.data<P>(), s.grad.data<A>(), batch, in, out, s.accumulate,
+                                  products_);
+          }
+          if (needs_input_grad(1)) {
+            auto s = input_grad(1);
+            linear_backward_weight(be, gy.data<A>(), x_.data<A>(), s.grad.data<P>(), batch, in, out, s.accumulate,
+                                   products_);
+          }
+          if (needs_input_grad(2)) {
+            auto s = input_grad(2);
+            linear_backward_bias(be, gy.data<A>(), s.grad.data<P>(), batch, out, s.accumulate);
+          }
+        });
   }
 
  private:
-  void backward_bf16(const Tensor& gy, std::int64_t batch, std::int64_t in, std::int64_t out) {
-    backend::with_backend(gy.device(), name(), [&](auto be) {
-      if constexpr (std::is_same_v<decltype(be), backend::cpu::Tag> && backend::cpu::kLinearTakesBf16) {
-        if (needs_input_grad(0)) {
-          auto s = input_grad(0);
-          linear_backward_input(be, gy.data<bfloat16>(), w_.data<float>(), s.grad.data<bfloat16>(), batch, in, out,
-                                s.accumulate);
-        }
-        if (needs_input_grad(1)) {
-          auto s = input_grad(1);
-          linear_backward_weight(be, gy.data<bfloat16>(), x_.data<bfloat16>(), s.grad.data<float>(), batch, in, out,
-                                 s.accumulate);
-        }
-        if (needs_input_grad(2)) {
-          auto s = input_grad(2);
-          linear_backward_bias(be, gy.data<bfloat16>(), s.grad.data<float>(), batch, out, s.accumulate);
-        }
-      }
-    });
-  }
-
   Tensor x_, w_;
   backend::Products products_;
-  bool bf16_;
 };
 
 // y = a b;  da = gy b^T;  db = a^T gy.  Saves a and b.
@@ -96,36 +77,15 @@ class MatmulNode final : public autograd::Node {
   backend::Products products_;
 };
 
-/// Whether linear under autocast runs a bfloat16 input x in the kernels as it is (well-formed
-/// float32 parameters on x's device, and the backend's linear_takes_bf16); otherwise it
-/// casts, and the float32 path checks the arguments.
+/// Whether linear under autocast runs a bfloat16 input x in the kernels as it is:
+/// well-formed float32 parameters on x's device, and a backend that takes bfloat16
+/// activations for x's shape. Otherwise it casts, and the float32 path checks the arguments.
 inline bool linear_takes_bf16(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const auto param = [&](const Tensor& t) { return t.dtype() == DType::float32 && t.device() == x.device(); };
   if (!weight.defined() || !param(weight) || x.dim() != 2 || weight.dim() != 2 || x.size(1) != weight.size(1))
     return false;
   if (bias.defined() && (!param(bias) || bias.shape() != Shape{weight.size(0)})) return false;
-  return backend::with_backend(x.device(), "linear", [&](auto be) {
-    if constexpr (std::is_same_v<decltype(be), backend::cpu::Tag> && backend::cpu::kLinearTakesBf16)
-      return linear_takes_bf16(be, x.size(1));
-    else
-      return false;
-  });
-}
-
-/// linear under autocast on a bfloat16 input where linear_takes_bf16: a bfloat16 output, as
-/// PyTorch's autocast returns it.
-inline Tensor linear_bf16(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  const std::int64_t batch = x.size(0), in = x.size(1), out = weight.size(0);
-  Tensor y(Shape{batch, out}, {DType::bfloat16, x.device(), false});
-  backend::with_backend(x.device(), "linear", [&](auto be) {
-    if constexpr (std::is_same_v<decltype(be), backend::cpu::Tag> && backend::cpu::kLinearTakesBf16)
-      linear_forward(be, x.data<bfloat16>(), weight.data<float>(), data_or_null<float>(bias), y.data<bfloat16>(), batch,
-                     in, out);
-  });
-  if (autograd::any_needs_grad(x, weight, bias))
-    autograd::record(y, std::make_shared<LinearNode>(x, weight, backend::Products::bfloat16, true),
-                     {&x, &weight, &bias});
-  return y;
+  return backend::takes_bf16(x.device(), backend::LinearBf16{x.size(1)});
 }
 
 }  // namespace ops::detail
@@ -133,28 +93,30 @@ inline Tensor linear_bf16(const Tensor& x, const Tensor& weight, const Tensor& b
 /// y = x W^T + b, x: [N, in], weight: [out, in], bias: [out] or undefined.
 inline Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor()) {
   using namespace ops::detail;
-  if (bf16_activation(x)) {
-    if (linear_takes_bf16(x, weight, bias)) return linear_bf16(x, weight, bias);
+  const bool bf16 = bf16_activation(x);
+  if (bf16 && !linear_takes_bf16(x, weight, bias))
     return cast(linear(cast(x, DType::float32), weight, bias), DType::bfloat16);
-  }
-  check_float_input("linear", x);
-  check_float_input("linear", weight, "weight");
-  check_same_kind("linear", x, weight, "weight");
-  check_rank("linear", x, 2, "input", "batch, in_features");
-  check_rank("linear", weight, 2, "weight", "out_features, in_features");
-  TINYNET_CHECK(ShapeError, x.size(1) == weight.size(1), "linear: input has ", x.size(1), " features (shape ",
-                x.shape(), ") but weight expects ", weight.size(1), " (shape ", weight.shape(), ")");
-  if (bias.defined()) {
-    check_same_kind("linear", x, bias, "bias");
-    TINYNET_CHECK(ShapeError, bias.shape() == Shape{weight.size(0)}, "linear: bias has shape ", bias.shape(),
-                  ", expected [", weight.size(0), "]");
+  if (!bf16) {  // (linear_takes_bf16 checked a bfloat16 x's arguments)
+    check_float_input("linear", x);
+    check_float_input("linear", weight, "weight");
+    check_same_kind("linear", x, weight, "weight");
+    check_rank("linear", x, 2, "input", "batch, in_features");
+    check_rank("linear", weight, 2, "weight", "out_features, in_features");
+    TINYNET_CHECK(ShapeError, x.size(1) == weight.size(1), "linear: input has ", x.size(1), " features (shape ",
+                  x.shape(), ") but weight expects ", weight.size(1), " (shape ", weight.shape(), ")");
+    if (bias.defined()) {
+      check_same_kind("linear", x, bias, "bias");
+      TINYNET_CHECK(ShapeError, bias.shape() == Shape{weight.size(0)}, "linear: bias has shape ", bias.shape(),
+                    ", expected [", weight.size(0), "]");
+    }
   }
   const std::int64_t batch = x.size(0), in = x.size(1), out = weight.size(0);
   Tensor y = new_output(Shape{batch, out}, x);
-  const backend::Products products = autocast_products(x.device(), x.dtype());
-  dispatch(x, "linear", [&]<typename T>(auto be) {
-    linear_forward(be, x.data<T>(), weight.data<T>(), data_or_null<T>(bias), y.data<T>(), batch, in, out, products);
-  });
+  const backend::Products products = bf16 ? backend::Products::bfloat16 : autocast_products(x.device(), x.dtype());
+  backend::dispatch_activations<backend::LinearBf16>(
+      x.device(), x.dtype(), "linear", [&]<typename A, typename P>(auto be) {
+        linear_forward(be, x.data<A>(), weight.data<P>(), data_or_null<P>(bias), y.data<A>(), batch, in, out, products);
+      });
   if (autograd::any_needs_grad(x, weight, bias))
     autograd::record(y, std::make_shared<LinearNode>(x, weight, products), {&x, &weight, &bias});
   return y;

@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "tinynet/backend/backend.hpp"
+#include "tinynet/backend/bf16_activations.hpp"
 #include "tinynet/backend/conv2d.hpp"
 #include "tinynet/backend/cpu/detail/conv2d_plan.hpp"
 #include "tinynet/backend/cpu/kernels_for_isa.hpp"
@@ -59,14 +60,15 @@ void conv2d_forward(Tag, const Conv2dGeometry& g, const T* x, const T* w, const 
 }
 
 /// Whether conv2d under autocast takes and returns bfloat16 activations in the kernels
-/// here for g: its output (and output gradient), and with `input` its input (and input
-/// gradient) too, read and written as they are (simd/conv2d.inl). Elsewhere conv2d casts.
-inline bool conv2d_takes_bf16(Tag, const Conv2dGeometry& g, bool input) {
-  return on_isa([&](auto level) { return conv2d_takes_bf16<float>(level, g, input); });
+/// here for the op's geometry (backend/bf16_activations.hpp): its output (and output
+/// gradient), and with `input` its input (and input gradient) too, read and written as
+/// they are (simd/conv2d.inl). Elsewhere conv2d casts.
+inline bool supports_bf16(Tag, const Conv2dBf16& op) {
+  return on_isa([&](auto level) { return conv2d_takes_bf16<float>(level, op.geometry, op.input); });
 }
 
 /// conv2d_forward with bfloat16 activations (X, Y: float or bfloat16; where
-/// conv2d_takes_bf16 said so): the output rounded as it is stored.
+/// supports_bf16 said so): the output rounded as it is stored.
 template <typename X, typename Y>
 requires(std::is_same_v<X, bfloat16> ||
          std::is_same_v<Y, bfloat16>) void conv2d_forward(Tag, const Conv2dGeometry& g, const X* x, const float* w,

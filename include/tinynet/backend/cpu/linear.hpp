@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "tinynet/backend/backend.hpp"
+#include "tinynet/backend/bf16_activations.hpp"
 #include "tinynet/backend/cpu/detail/gemm.hpp"
 #include "tinynet/backend/cpu/detail/scratch.hpp"
 #include "tinynet/backend/cpu/kernels_for_isa.hpp"
@@ -46,36 +47,43 @@ void linear_backward_bias(Tag, const G* gy, T* db, std::int64_t batch, std::int6
 }
 
 /// Whether linear under autocast takes and returns bfloat16 activations in the kernels here
-/// (simd/linear.inl): with AVX512-BF16, for an even number of input features (the products
-/// read the input's rows in pairs as they are). Elsewhere linear casts.
-inline bool linear_takes_bf16(Tag, [[maybe_unused]] std::int64_t in) {
+/// (backend/bf16_activations.hpp): with AVX512-BF16, for an even number of input features
+/// (the products read the input's rows in pairs as they are). Elsewhere linear casts.
+inline bool supports_bf16(Tag, [[maybe_unused]] const LinearBf16& op) {
 #if defined(TINYNET_CPU_X86)
-  return isa() == Isa::avx512_bf16 && in % 2 == 0;
+  return isa() == Isa::avx512_bf16 && op.in_features % 2 == 0;
 #else
   return false;
 #endif
 }
 
 // linear's kernels with bfloat16 activations (x, y, gy, dx) and float32 parameters, where
-// linear_takes_bf16 said so: the same products and sums as on the float32 copy of x, the
-// outputs rounded once. Only on x86 (kLinearTakesBf16).
-#if defined(TINYNET_CPU_X86)
-inline constexpr bool kLinearTakesBf16 = true;
+// supports_bf16 said so: the same products and sums as on the float32 copy of x (the
+// products are bfloat16's), the outputs rounded once.
 inline void linear_forward(Tag, const bfloat16* x, const float* w, const float* b, bfloat16* y, std::int64_t batch,
-                           std::int64_t in, std::int64_t out) {
+                           std::int64_t in, std::int64_t out, Products) {
+#if defined(TINYNET_CPU_X86)
   linear_forward(avx512::Level{}, x, w, b, y, batch, in, out);
+#else
+  throw Error("linear: bfloat16 activations need AVX512-BF16 (supports_bf16 says where)");
+#endif
 }
 inline void linear_backward_input(Tag, const bfloat16* gy, const float* w, bfloat16* dx, std::int64_t batch,
-                                  std::int64_t in, std::int64_t out, bool accumulate) {
+                                  std::int64_t in, std::int64_t out, bool accumulate, Products) {
+#if defined(TINYNET_CPU_X86)
   linear_backward_input(avx512::Level{}, gy, w, dx, batch, in, out, accumulate);
+#else
+  throw Error("linear: bfloat16 activations need AVX512-BF16 (supports_bf16 says where)");
+#endif
 }
 inline void linear_backward_weight(Tag, const bfloat16* gy, const bfloat16* x, float* dw, std::int64_t batch,
-                                   std::int64_t in, std::int64_t out, bool accumulate) {
+                                   std::int64_t in, std::int64_t out, bool accumulate, Products) {
+#if defined(TINYNET_CPU_X86)
   linear_backward_weight(avx512::Level{}, gy, x, dw, batch, in, out, accumulate);
-}
 #else
-inline constexpr bool kLinearTakesBf16 = false;
+  throw Error("linear: bfloat16 activations need AVX512-BF16 (supports_bf16 says where)");
 #endif
+}
 
 /// c[m,n] (+)= op(a) op(b), op(a) [m,k] and op(b) [k,n]; a is stored [k,m] when trans_a,
 /// b is stored [n,k] when trans_b (matmul and its two gradients). With bfloat16 products

@@ -113,10 +113,6 @@ struct SumSamples {  // dst[i] (+)= sum_s parts[s * len + i], in sample order
 
 }  // namespace detail
 
-/// Whether conv2d's kernels here take bfloat16 activations under autocast: not yet (conv2d
-/// casts them; the CPU's entry of the same name says where they do).
-inline bool conv2d_takes_bf16(Tag, const Conv2dGeometry&, bool) { return false; }
-
 /// y[n] = W col(x[n]) + b, then max(y, 0) with `relu`.  `scratch` holds
 /// conv2d_forward_scratch(g) elements.
 template <typename T>
