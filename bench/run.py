@@ -17,9 +17,10 @@ so that every build and level is compared in the same alternation.
 --autocast adds bfloat16 mixed precision to the alternation: tinynet-bf16 (the main build's
 train_bench --autocast bf16; without AVX512-BF16 tinynet falls back itself), pytorch-bf16
 (pytorch_bench.py --tuned --autocast bf16: forward and loss under torch.autocast) and
-pytorch-bf16-untuned (the same without --tuned, which was as fast or faster for NET in a
-first smoke run), and a table of both against float32 with the two ratios of issue 18
-(PyTorch's bf16 figure: the faster of its two settings, as for float32).
+pytorch-bf16-untuned (the same without --tuned, which can be as fast or faster for NET),
+and a table of both against float32 with two ratios, tinynet bf16 / PyTorch bf16 and
+tinynet bf16 / tinynet f32 (PyTorch's bf16 figure: the faster of its two settings, as for
+float32).
 """
 import argparse
 import json
@@ -229,7 +230,7 @@ if native_bin or levels:
         best = max(row["pytorch_images_per_s"], row["pytorch_tuned_images_per_s"])
         print(f"{m:6s} {t:7d} " + " ".join(f"{row['by_build'][c]:16.0f}" for c in cols) + f" {best:9.0f}")
 if args.autocast:
-    # Issue 18's targets: tinynet bf16 at least 2x PyTorch's autocast bf16, and at least
+    # The targets: tinynet bf16 at least 2x PyTorch's autocast bf16, and at least
     # 1.5x tinynet's own float32 (ratios of images/s: > 1 means the first is faster).
     print("\nbfloat16 autocast, images/s (medians; ratios of images/s, > 1: the first is faster)")
     print(f"{'model':6s} {'threads':>7s} {'tinynet f32':>11s} {'tinynet bf16':>12s} {'PyTorch f32':>11s} "

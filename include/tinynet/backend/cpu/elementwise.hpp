@@ -26,7 +26,7 @@ void for_each_index(Tag, std::int64_t n, const F& f) {
 /// A unary op's backward: the loop above, with the saved tensors chosen at compile time and
 /// `accumulate` once per chunk, so that it vectorizes (dx may be g itself, never offset from
 /// it). Through the generic loop, ReLU's backward was a branch per element, 20 times slower
-/// than its forward on random signs (bench/NOTES.md, session 10).
+/// than its forward on random signs (docs/performance.md).
 template <typename Op, typename T>
 void for_each_index(Tag, std::int64_t n, const UnaryBackward<Op, T>& f) {
   using C = compute_t<T>;

@@ -25,7 +25,7 @@ inline std::int64_t cpu_group(const Conv2dGeometry& g) {
 inline std::int64_t cpu_col_size(const Conv2dGeometry& g) { return g.col_size() * cpu_group(g); }
 /// Winograd F(2x2, 3x3) fits: stride-1 3x3 kernels, padding at most 2 (so that the input
 /// gradient is such a convolution too), and channels enough on both sides for its 16
-/// small GEMMs to beat one im2col GEMM (measured: bench/NOTES.md).
+/// small GEMMs to beat one im2col GEMM (docs/performance.md).
 inline bool winograd_shape(const Conv2dGeometry& g) {
   return g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.ph <= 2 && g.pw <= 2 && g.c >= 16 && g.out_c >= 16;
 }
@@ -64,7 +64,7 @@ inline std::int64_t conv2d_forward_scratch_per_chunk(const Conv2dGeometry& g) {
   return whole_lines(std::max(im2col, s.v_size() + s.m_size()));
 }
 /// Images per product of Winograd's weight gradient: sums of at least 288 tiles (two of
-/// NET's images); longer groups leave L2 (measured: bench/NOTES.md).
+/// NET's images); longer groups leave L2 (measured: docs/performance.md).
 inline std::int64_t winograd_weight_grad_group(const Conv2dGeometry& g) {
   const std::int64_t tiles = winograd_forward(g, 1).tiles();
   return std::clamp<std::int64_t>((288 + tiles - 1) / tiles, 1, g.n);

@@ -458,7 +458,7 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const X* x, const T* w, con
   const bool winograd_dx = uses_winograd<T>(Level{}, g) && dx != nullptr;
   const bool bf16 = std::is_same_v<T, float> && products == Products::bfloat16;
   // The weight gradient through Winograd too, but for float32 at the AVX2 level, where
-  // im2col's is as fast (bench/NOTES.md, session 12).
+  // im2col's is as fast (docs/performance.md).
   const bool winograd_dw =
       uses_winograd<T>(Level{}, g) && dw != nullptr && (bf16 || TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512);
   // im2col's weight gradient keeps cpu_group: the chunk's columns hold one such group.

@@ -6,7 +6,7 @@
 /// kh*kw times the image; here each output row is kh*kw multiply-adds of shifted input
 /// rows, two vectors of outputs at a time, 8 filters a pass (6 with AVX2's sixteen
 /// registers). (A direct weight gradient was measured no faster than im2col + GEMM:
-/// bench/NOTES.md.)
+/// docs/performance.md.)
 
 namespace one_channel {
 

@@ -125,7 +125,7 @@ inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, const float*
   // A panel of 8 of B's rows stays in L1 while every block of 4 A rows passes over it
   // (at most 8 + 4 rows of 768 floats: 36 KB); each block of A is read from L2 once per
   // panel. k is split into equal chunks of at most 768 floats, each of which costs one sum
-  // across lanes per block of C. Both sizes measured: bench/NOTES.md step 17.
+  // across lanes per block of C. Both sizes measured: docs/performance.md.
   constexpr std::int64_t nb = 8, kMaxChunk = 768;
   if (m <= 0 || n <= 0 || k <= 0) return;
   const std::int64_t chunks = (k + kMaxChunk - 1) / kMaxChunk;

@@ -12,7 +12,7 @@
 /// a row of B^T negated together with the same row of G so that it starts with a positive
 /// term (the products are unchanged). The code is written over the matrices (Matrices<R>)
 /// so that another tile size is a table, not a kernel; F(2x2, 5x5) was measured and left
-/// out: its float32 error is several times that of summing directly (bench/NOTES.md).
+/// out: its float32 error is several times that of summing directly (docs/performance.md).
 ///
 /// Layouts, for a group of images whose tiles are numbered p = (image * tiles_h + ty) *
 /// tiles_w + tx, and xi = 0 .. a*a-1: U[xi][out_c][in_c], V[xi][in_c][ld], M[xi][out_c][ld],
