@@ -3,5 +3,5 @@
 
 #if defined(TINYNET_CPU_X86)
 TINYNET_CPU_KERNELS(template, avx512)
-TINYNET_CPU_KERNELS_AVX512_BF16(template)
+TINYNET_CPU_KERNELS_AVX512(template, avx512)
 #endif

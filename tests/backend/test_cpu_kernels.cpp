@@ -23,10 +23,11 @@ namespace cpu = tinynet::backend::cpu;
 
 /// Calls `call` (a function name and its arguments) in the namespace of the level in use.
 #if defined(TINYNET_CPU_X86)
-#define AT_LEVEL(call)                                \
-  (cpu::isa() >= cpu::Isa::avx512 ? cpu::avx512::call \
-   : cpu::isa() == cpu::Isa::avx2 ? cpu::avx2::call   \
-                                  : cpu::baseline::call)
+#define AT_LEVEL(call)                                          \
+  (cpu::isa() == cpu::Isa::avx512_bf16 ? cpu::avx512_bf16::call \
+   : cpu::isa() == cpu::Isa::avx512    ? cpu::avx512::call      \
+   : cpu::isa() == cpu::Isa::avx2      ? cpu::avx2::call        \
+                                       : cpu::baseline::call)
 #else
 #define AT_LEVEL(call) cpu::baseline::call
 #endif
@@ -40,7 +41,10 @@ bool has_vector_gemms() {
 
 #if defined(TINYNET_CPU_X86)
 /// Calls `call` at the vector level in use (avx2 or avx512).
-#define AT_VECTOR_LEVEL(call) (cpu::isa() >= cpu::Isa::avx512 ? cpu::avx512::call : cpu::avx2::call)
+#define AT_VECTOR_LEVEL(call)                                   \
+  (cpu::isa() == cpu::Isa::avx512_bf16 ? cpu::avx512_bf16::call \
+   : cpu::isa() == cpu::Isa::avx512    ? cpu::avx512::call      \
+                                       : cpu::avx2::call)
 #endif
 
 constexpr float kPad = -12345.0f;  // in the padding of C's rows; must survive
@@ -222,11 +226,11 @@ TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][c
 }
 
 #if defined(TINYNET_CPU_X86)
-/// store_native of n floats (vectors pass between functions compiled for AVX-512 only).
+/// store_native of n floats (vectors pass between functions compiled for the avx512_bf16 level only).
 __attribute__((target("avx512bf16,avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt"))) void
 store_native(const float* in, tinynet::bfloat16* out, std::int64_t n) {
   const auto mask = static_cast<__mmask16>((1u << n) - 1u);
-  cpu::avx512::bf16::detail::store_native(out, mask, cpu::avx512::Vec::load(in, mask));
+  cpu::avx512_bf16::bf16::detail::store_native(out, mask, cpu::avx512_bf16::Vec::load(in, mask));
 }
 
 TEST_CASE("bfloat16 stores by vcvtneps2bf16 round as bfloat16(float) does, denormals and NaNs included",
@@ -266,7 +270,7 @@ TEST_CASE("bfloat16 products: gemm_rows and gemm_nt against double sums of the r
   // only error left is float32 summation of k terms: |got - want| <= gamma_k * sum |a b|,
   // gamma_k = k u / (1 - k u), u = 2^-24 (Higham, Accuracy and Stability, 3.1), whatever
   // the order; the bias adds one term. Native (vdpbf16ps) where the level in use has it.
-  INFO("level " << cpu::isa_name(cpu::isa()) << (AT_LEVEL(bf16::native()) ? ", vdpbf16ps" : ", rounded in float32"));
+  INFO("level " << cpu::isa_name(cpu::isa()) << (AT_LEVEL(bf16::kNative) ? ", vdpbf16ps" : ", rounded in float32"));
   const auto gamma = [](std::int64_t k) { return k * 0x1p-24 / (1 - k * 0x1p-24); };
   const auto r = [](float v) { return static_cast<double>(tinynet::detail::round_to_bf16(v)); };
   for (std::int64_t m : {1, 7, 9, 17})
@@ -332,7 +336,7 @@ TEST_CASE("bfloat16 operands prepared in place equal those prepared apart", "[ba
         const cpu::Bf16Operand y = prepare(here.get(), here.get());
         REQUIRE(x.ld == y.ld);
         // Native: bfloat16 rows (2 bytes) or pairs of rows (4 bytes); else rounded floats.
-        const bool native = AT_LEVEL(bf16::native());
+        const bool native = AT_LEVEL(bf16::kNative);
         const std::int64_t prepared_rows = native && layout == 1 ? (rows + 1) / 2 : rows;
         const std::size_t bytes = static_cast<std::size_t>(prepared_rows * x.ld) * (native && layout == 0 ? 2 : 4);
         REQUIRE(std::memcmp(x.data, y.data, bytes) == 0);

@@ -67,6 +67,18 @@ inline bool supports_bf16(Tag, const Conv2dBf16& op) {
   return on_isa([&](auto level) { return conv2d_takes_bf16<float>(level, op.geometry, op.input); });
 }
 
+/// Calls f(level) at the level in use where its conv2d kernels take bfloat16 activations
+/// (supports_bf16 said so before any of them is called).
+template <typename F>
+void on_conv2d_bf16_level(F&& f) {
+  on_isa([&](auto level) {
+    if constexpr (decltype(level)::conv2d_bf16)
+      f(level);
+    else
+      throw Error("conv2d: bfloat16 activations at a CPU level without their kernels (supports_bf16 says where)");
+  });
+}
+
 /// conv2d_forward with bfloat16 activations (X, Y: float or bfloat16; where
 /// supports_bf16 said so): the output rounded as it is stored.
 template <typename X, typename Y>
@@ -74,11 +86,7 @@ requires(std::is_same_v<X, bfloat16> ||
          std::is_same_v<Y, bfloat16>) void conv2d_forward(Tag, const Conv2dGeometry& g, const X* x, const float* w,
                                                           const float* b, Y* y, float* scratch, bool relu,
                                                           Products products) {
-#if defined(TINYNET_CPU_X86)
-  conv2d_forward(avx512::Level{}, g, x, w, b, y, scratch, relu, products);
-#else
-  throw Error("conv2d: bfloat16 activations need the AVX-512 kernels");
-#endif
+  on_conv2d_bf16_level([&](auto level) { conv2d_forward(level, g, x, w, b, y, scratch, relu, products); });
 }
 
 /// conv2d_backward with bfloat16 activations (X: x and dx; Y: gy and y_relu).
@@ -88,11 +96,9 @@ requires(std::is_same_v<X, bfloat16> ||
                                                            const Y* gy, X* dx, bool acc_dx, float* dw, bool acc_dw,
                                                            float* db, bool acc_db, float* scratch, const Y* y_relu,
                                                            Products products) {
-#if defined(TINYNET_CPU_X86)
-  conv2d_backward(avx512::Level{}, g, x, w, gy, dx, acc_dx, dw, acc_dw, db, acc_db, scratch, y_relu, products);
-#else
-  throw Error("conv2d: bfloat16 activations need the AVX-512 kernels");
-#endif
+  on_conv2d_bf16_level([&](auto level) {
+    conv2d_backward(level, g, x, w, gy, dx, acc_dx, dw, acc_dw, db, acc_db, scratch, y_relu, products);
+  });
 }
 
 /// Gradients of conv2d. Any of dx, dw, db may be null (not needed). `y_relu`: the output

@@ -27,12 +27,16 @@ template <typename T>
 void apply_mask(Tag, const T* x, const compute_t<T>* mask, T* y, std::int64_t units, std::int64_t inner,
                 bool accumulate) {
   using C = compute_t<T>;
-#if defined(TINYNET_CPU_X86)
   if constexpr (std::is_same_v<T, bfloat16>) {  // the compiler leaves the rounding loop scalar
-    if (inner == 1 && (isa() == Isa::avx512 || isa() == Isa::avx512_bf16))
-      return apply_mask(avx512::Level{}, x, mask, y, units, accumulate);
+    if (inner == 1 && on_isa([&](auto level) {
+          if constexpr (decltype(level)::isa >= Isa::avx512) {
+            apply_mask(level, x, mask, y, units, accumulate);
+            return true;
+          }
+          return false;
+        }))
+      return;
   }
-#endif
   if (inner == 1) {  // one flat loop the compiler vectorises
     parallel_for(units, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
       if (accumulate)

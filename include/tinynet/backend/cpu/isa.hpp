@@ -1,11 +1,12 @@
 #pragma once
 /// \file
 /// The vector instruction level the CPU kernels run at, chosen once per process from the
-/// CPU: AVX-512 (F, VL, BW, DQ) where the CPU and the OS have it, else AVX2 + FMA, else the
-/// portable loops (x86-64 baseline). `avx512_bf16` is AVX-512 plus AVX512-BF16: the same
-/// kernels, and autocast's bfloat16 products on `vdpbf16ps` (simd/bf16.inl). The kernels are compiled for every level
-/// whatever the compiler flags (backend/cpu/kernels_for_isa.hpp), so a default-flags build runs the same kernels as a
-/// `-march=native` one.
+/// CPU: AVX-512 (F, VL, BW, DQ) with AVX512-BF16, or AVX-512 without it, where the CPU and
+/// the OS have it, else AVX2 + FMA, else the portable loops (x86-64 baseline). Each level is
+/// compiled from the same kernel sources for its own target (backend/cpu/kernels_for_isa.hpp),
+/// whatever the compiler flags, so a default-flags build runs the same kernels as a
+/// `-march=native` one; `avx512_bf16` adds autocast's bfloat16 products on `vdpbf16ps`
+/// (simd/bf16.inl), which the avx512 level rounds in its float32 kernels instead.
 ///
 /// `TINYNET_CPU_ISA=avx512_bf16|avx512|avx2|baseline` caps the level (as oneDNN's `ONEDNN_MAX_CPU_ISA`
 /// does): for comparisons, and for tests that run every level on one machine. A level the

@@ -2,11 +2,12 @@
 /// \file
 /// The CPU kernels whose speed depends on the vector instruction level, compiled once per
 /// level from one source (simd/kernels.inl), whatever flags the including program uses:
-/// `cpu::baseline` with the program's own flags, and on x86-64 `cpu::avx2` (AVX2 + FMA)
-/// and `cpu::avx512` (AVX-512 F/VL/BW/DQ) under GCC's and Clang's target pragmas, the way
-/// Google Highway compiles one source for several targets. Inside a level,
-/// `TINYNET_ISA_LEVEL` says which one is being compiled, so a kernel keeps its vector and
-/// portable paths side by side with `#if`.
+/// `cpu::baseline` with the program's own flags, and on x86-64 `cpu::avx2` (AVX2 + FMA),
+/// `cpu::avx512` (AVX-512 F/VL/BW/DQ) and `cpu::avx512_bf16` (AVX-512 and AVX512-BF16)
+/// under GCC's and Clang's target pragmas (simd/level.inl), the way Google Highway compiles
+/// one source for several targets. Inside a level, `TINYNET_ISA_LEVEL` says which one is
+/// being compiled, so a kernel keeps its vector and portable paths side by side with `#if`,
+/// and its `Level` tag holds what it can do as constants (`Level::native_bf16`, ...).
 ///
 /// The family headers (backend/cpu/conv2d.hpp, ...) call `on_isa(f)`, which calls `f`
 /// with the `Level` tag of the level chosen at run time (backend/cpu/isa.hpp); the kernels
@@ -44,85 +45,41 @@
 #include "tinynet/core/random.hpp"
 
 #define TINYNET_ISA_LEVEL TINYNET_ISA_BASELINE
-#define TINYNET_ISA_NAMESPACE ::tinynet::backend::cpu::baseline
-namespace tinynet::backend::cpu::baseline {
-/// Selects the kernels compiled for the program's own flags.
-struct Level {};
-#include "tinynet/backend/cpu/simd/kernels.inl"
-}  // namespace tinynet::backend::cpu::baseline
+#define TINYNET_ISA_NS baseline
+#include "tinynet/backend/cpu/simd/level.inl"
+#undef TINYNET_ISA_NS
 #undef TINYNET_ISA_LEVEL
-#undef TINYNET_ISA_NAMESPACE
 
 #if defined(TINYNET_CPU_X86)
-
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt")
-#endif
+// Each level's target, written once; each adds to the one below it.
 #define TINYNET_ISA_LEVEL TINYNET_ISA_AVX2
-#define TINYNET_ISA_NAMESPACE ::tinynet::backend::cpu::avx2
-namespace tinynet::backend::cpu::avx2 {
-/// Selects the kernels compiled for AVX2 + FMA.
-struct Level {};
-#include "tinynet/backend/cpu/simd/kernels.inl"
-}  // namespace tinynet::backend::cpu::avx2
+#define TINYNET_ISA_NS avx2
+#define TINYNET_ISA_TARGET "avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt"
+#include "tinynet/backend/cpu/simd/level.inl"
+#undef TINYNET_ISA_TARGET
+#undef TINYNET_ISA_NS
 #undef TINYNET_ISA_LEVEL
-#undef TINYNET_ISA_NAMESPACE
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
 
-#if defined(__clang__)
-#pragma clang attribute push(                                                                          \
-    __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt"))), \
-    apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt")
-#endif
 #define TINYNET_ISA_LEVEL TINYNET_ISA_AVX512
-#define TINYNET_ISA_NAMESPACE ::tinynet::backend::cpu::avx512
-// A part of this level that may also use AVX512-BF16 (Winograd's transforms, which round
-// their values to bfloat16 as they store them): its functions, lambdas included (a target
-// attribute would not reach those), are compiled for the level plus AVX512-BF16. Nothing
-// there emits bfloat16 instructions but the conversions written as intrinsics, which run
-// only where bf16::native() said the CPU has them; the float32 paths stay as at the level.
-// (Kept unformatted: _Pragma takes one string literal.)
-// clang-format off
-#if defined(__clang__)
-#define TINYNET_BF16_REGION_BEGIN _Pragma("clang attribute pop") \
-  _Pragma("clang attribute push(__attribute__((target(\"avx512bf16,avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt\"))), apply_to = function)")
-#define TINYNET_BF16_REGION_END _Pragma("clang attribute pop") \
-  _Pragma("clang attribute push(__attribute__((target(\"avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt\"))), apply_to = function)")
-#else
-#define TINYNET_BF16_REGION_BEGIN _Pragma("GCC push_options") _Pragma("GCC target(\"avx512bf16\")")
-#define TINYNET_BF16_REGION_END _Pragma("GCC pop_options")
-#endif
-// clang-format on
-namespace tinynet::backend::cpu::avx512 {
-/// Selects the kernels compiled for AVX-512.
-struct Level {};
-#include "tinynet/backend/cpu/simd/kernels.inl"
-}  // namespace tinynet::backend::cpu::avx512
+#define TINYNET_ISA_NS avx512
+#define TINYNET_ISA_TARGET "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt"
+#include "tinynet/backend/cpu/simd/level.inl"
+#undef TINYNET_ISA_TARGET
+#undef TINYNET_ISA_NS
 #undef TINYNET_ISA_LEVEL
-#undef TINYNET_ISA_NAMESPACE
-#undef TINYNET_BF16_REGION_BEGIN
-#undef TINYNET_BF16_REGION_END
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
 
+#define TINYNET_ISA_LEVEL TINYNET_ISA_AVX512_BF16
+#define TINYNET_ISA_NS avx512_bf16
+#define TINYNET_ISA_TARGET "avx512bf16,avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt"
+#include "tinynet/backend/cpu/simd/level.inl"
+#undef TINYNET_ISA_TARGET
+#undef TINYNET_ISA_NS
+#undef TINYNET_ISA_LEVEL
 #endif  // TINYNET_CPU_X86
 
 // Each level's kernel entry points, for compiling them once in a library instead of in
-// every translation unit that trains a network (two thirds of such a unit's compile time
-// is the three levels): TINYNET_CPU_KERNELS(template, avx512) instantiates a level's,
+// every translation unit that trains a network (most of such a unit's compile time is
+// the levels): TINYNET_CPU_KERNELS(template, avx512) instantiates a level's,
 // TINYNET_CPU_KERNELS(extern template, avx512) declares them compiled elsewhere. The
 // tinynet::cpu_kernels target (CMakeLists.txt, src/cpu_kernels/) does both; the tests
 // check that its list matches the entry points, since a kernel left off it is merely
@@ -151,35 +108,37 @@ struct Level {};
 #define TINYNET_CPU_KERNELS_OF_BF16(KEYWORDS, LEVEL)                                                                \
   KEYWORDS void cpu::LEVEL::max_pool2d_forward<bfloat16>(cpu::LEVEL::Level, const Pool2dGeometry&, const bfloat16*, \
                                                          bfloat16*, std::int32_t*);
-// conv2d with bfloat16 activations (input X, output Y), at the AVX-512 level only.
-#define TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, X)                                                              \
-  KEYWORDS void cpu::avx512::conv2d_forward<float, X, bfloat16>(cpu::avx512::Level, const Conv2dGeometry&, const X*, \
-                                                                const float*, const float*, bfloat16*, float*, bool, \
-                                                                Products);                                           \
-  KEYWORDS void cpu::avx512::conv2d_backward<float, X, bfloat16>(                                                    \
-      cpu::avx512::Level, const Conv2dGeometry&, const X*, const float*, const bfloat16*, X*, bool, float*, bool,    \
-      float*, bool, float*, const bfloat16*, Products);
-// linear with bfloat16 activations, at the AVX-512 level only.
-#define TINYNET_CPU_KERNELS_OF_LINEAR_BF16(KEYWORDS)                                                                  \
-  KEYWORDS void cpu::avx512::linear_forward<float>(cpu::avx512::Level, const bfloat16*, const float*, const float*,   \
-                                                   bfloat16*, std::int64_t, std::int64_t, std::int64_t);              \
-  KEYWORDS void cpu::avx512::linear_backward_input<float>(cpu::avx512::Level, const bfloat16*, const float*,          \
-                                                          bfloat16*, std::int64_t, std::int64_t, std::int64_t, bool); \
-  KEYWORDS void cpu::avx512::linear_backward_weight<float>(cpu::avx512::Level, const bfloat16*, const bfloat16*,      \
-                                                           float*, std::int64_t, std::int64_t, std::int64_t, bool);
+// conv2d with bfloat16 activations (input X, output Y), and dropout's bfloat16 vector
+// kernel, at the levels from avx512 up.
+#define TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, LEVEL, X)                                                         \
+  KEYWORDS void cpu::LEVEL::conv2d_forward<float, X, bfloat16>(cpu::LEVEL::Level, const Conv2dGeometry&, const X*,     \
+                                                               const float*, const float*, bfloat16*, float*, bool,    \
+                                                               Products);                                              \
+  KEYWORDS void cpu::LEVEL::conv2d_backward<float, X, bfloat16>(cpu::LEVEL::Level, const Conv2dGeometry&, const X*,    \
+                                                                const float*, const bfloat16*, X*, bool, float*, bool, \
+                                                                float*, bool, float*, const bfloat16*, Products);
+#define TINYNET_CPU_KERNELS_AVX512(KEYWORDS, LEVEL)                                                           \
+  namespace tinynet::backend {                                                                                \
+  TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, LEVEL, float)                                                  \
+  TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, LEVEL, bfloat16)                                               \
+  KEYWORDS void cpu::LEVEL::apply_mask<bfloat16>(cpu::LEVEL::Level, const bfloat16*, const float*, bfloat16*, \
+                                                 std::int64_t, bool);                                         \
+  }
+// linear with bfloat16 activations, at the avx512_bf16 level.
+#define TINYNET_CPU_KERNELS_NATIVE_BF16(KEYWORDS, LEVEL)                                                               \
+  namespace tinynet::backend {                                                                                         \
+  KEYWORDS void cpu::LEVEL::linear_forward<float>(cpu::LEVEL::Level, const bfloat16*, const float*, const float*,      \
+                                                  bfloat16*, std::int64_t, std::int64_t, std::int64_t);                \
+  KEYWORDS void cpu::LEVEL::linear_backward_input<float>(cpu::LEVEL::Level, const bfloat16*, const float*, bfloat16*,  \
+                                                         std::int64_t, std::int64_t, std::int64_t, bool);              \
+  KEYWORDS void cpu::LEVEL::linear_backward_weight<float>(cpu::LEVEL::Level, const bfloat16*, const bfloat16*, float*, \
+                                                          std::int64_t, std::int64_t, std::int64_t, bool);             \
+  }
 #define TINYNET_CPU_KERNELS(KEYWORDS, LEVEL)           \
   namespace tinynet::backend {                         \
   TINYNET_CPU_KERNELS_OF_TYPE(KEYWORDS, LEVEL, float)  \
   TINYNET_CPU_KERNELS_OF_TYPE(KEYWORDS, LEVEL, double) \
   TINYNET_CPU_KERNELS_OF_BF16(KEYWORDS, LEVEL)         \
-  }
-#define TINYNET_CPU_KERNELS_AVX512_BF16(KEYWORDS)                                                               \
-  namespace tinynet::backend {                                                                                  \
-  TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, float)                                                           \
-  TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, bfloat16)                                                        \
-  TINYNET_CPU_KERNELS_OF_LINEAR_BF16(KEYWORDS)                                                                  \
-  KEYWORDS void cpu::avx512::apply_mask<bfloat16>(cpu::avx512::Level, const bfloat16*, const float*, bfloat16*, \
-                                                  std::int64_t, bool);                                          \
   }
 
 #if defined(TINYNET_CPU_KERNELS_COMPILED)  // linked from tinynet::cpu_kernels
@@ -187,7 +146,10 @@ TINYNET_CPU_KERNELS(extern template, baseline)
 #if defined(TINYNET_CPU_X86)
 TINYNET_CPU_KERNELS(extern template, avx2)
 TINYNET_CPU_KERNELS(extern template, avx512)
-TINYNET_CPU_KERNELS_AVX512_BF16(extern template)
+TINYNET_CPU_KERNELS_AVX512(extern template, avx512)
+TINYNET_CPU_KERNELS(extern template, avx512_bf16)
+TINYNET_CPU_KERNELS_AVX512(extern template, avx512_bf16)
+TINYNET_CPU_KERNELS_NATIVE_BF16(extern template, avx512_bf16)
 #endif
 #endif
 
@@ -198,7 +160,8 @@ template <typename F>
 decltype(auto) on_isa(F&& f) {
 #if defined(TINYNET_CPU_X86)
   switch (isa()) {
-    case Isa::avx512_bf16:  // the AVX-512 kernels; simd/bf16.inl checks for bfloat16 itself
+    case Isa::avx512_bf16:
+      return f(avx512_bf16::Level{});
     case Isa::avx512:
       return f(avx512::Level{});
     case Isa::avx2:

@@ -47,14 +47,23 @@ void linear_backward_bias(Tag, const G* gy, T* db, std::int64_t batch, std::int6
 }
 
 /// Whether linear under autocast takes and returns bfloat16 activations in the kernels here
-/// (backend/bf16_activations.hpp): with AVX512-BF16, for an even number of input features
-/// (the products read the input's rows in pairs as they are). Elsewhere linear casts.
-inline bool supports_bf16(Tag, [[maybe_unused]] const LinearBf16& op) {
-#if defined(TINYNET_CPU_X86)
-  return isa() == Isa::avx512_bf16 && op.in_features % 2 == 0;
-#else
-  return false;
-#endif
+/// (backend/bf16_activations.hpp): at a level whose kernels take them (Level::linear_bf16:
+/// AVX512-BF16), for an even number of input features (the products read the input's
+/// rows in pairs as they are). Elsewhere linear casts.
+inline bool supports_bf16(Tag, const LinearBf16& op) {
+  return on_isa([&](auto level) { return decltype(level)::linear_bf16 && op.in_features % 2 == 0; });
+}
+
+/// Calls f(level) at the level in use where its linear kernels take bfloat16 activations
+/// (supports_bf16 said so before any of them is called).
+template <typename F>
+void on_linear_bf16_level(F&& f) {
+  on_isa([&](auto level) {
+    if constexpr (decltype(level)::linear_bf16)
+      f(level);
+    else
+      throw Error("linear: bfloat16 activations at a CPU level without their kernels (supports_bf16 says where)");
+  });
 }
 
 // linear's kernels with bfloat16 activations (x, y, gy, dx) and float32 parameters, where
@@ -62,27 +71,15 @@ inline bool supports_bf16(Tag, [[maybe_unused]] const LinearBf16& op) {
 // products are bfloat16's), the outputs rounded once.
 inline void linear_forward(Tag, const bfloat16* x, const float* w, const float* b, bfloat16* y, std::int64_t batch,
                            std::int64_t in, std::int64_t out, Products) {
-#if defined(TINYNET_CPU_X86)
-  linear_forward(avx512::Level{}, x, w, b, y, batch, in, out);
-#else
-  throw Error("linear: bfloat16 activations need AVX512-BF16 (supports_bf16 says where)");
-#endif
+  on_linear_bf16_level([&](auto level) { linear_forward(level, x, w, b, y, batch, in, out); });
 }
 inline void linear_backward_input(Tag, const bfloat16* gy, const float* w, bfloat16* dx, std::int64_t batch,
                                   std::int64_t in, std::int64_t out, bool accumulate, Products) {
-#if defined(TINYNET_CPU_X86)
-  linear_backward_input(avx512::Level{}, gy, w, dx, batch, in, out, accumulate);
-#else
-  throw Error("linear: bfloat16 activations need AVX512-BF16 (supports_bf16 says where)");
-#endif
+  on_linear_bf16_level([&](auto level) { linear_backward_input(level, gy, w, dx, batch, in, out, accumulate); });
 }
 inline void linear_backward_weight(Tag, const bfloat16* gy, const bfloat16* x, float* dw, std::int64_t batch,
                                    std::int64_t in, std::int64_t out, bool accumulate, Products) {
-#if defined(TINYNET_CPU_X86)
-  linear_backward_weight(avx512::Level{}, gy, x, dw, batch, in, out, accumulate);
-#else
-  throw Error("linear: bfloat16 activations need AVX512-BF16 (supports_bf16 says where)");
-#endif
+  on_linear_bf16_level([&](auto level) { linear_backward_weight(level, gy, x, dw, batch, in, out, accumulate); });
 }
 
 /// c[m,n] (+)= op(a) op(b), op(a) [m,k] and op(b) [k,n]; a is stored [k,m] when trans_a,

@@ -6,7 +6,7 @@
 /// used once, as linear's are, can instead be rounded inside the product a block at a time
 /// (`gemm_rows_rounding_b`, `gemm_nt_rounding`).
 ///
-/// At the avx512 level on a CPU with AVX512-BF16 (Isa::avx512_bf16) the products run on
+/// At the avx512_bf16 level (a CPU with AVX512-BF16: Level::native_bf16) the products run on
 /// `vdpbf16ps`, which multiplies two pairs of bfloat16 per float32 lane and adds both to it:
 /// twice the multiply-adds of a float32 FMA per instruction. Its operands hold bfloat16
 /// pairs: rows padded to an even length, or, for gemm_rows' right operand, two rows
@@ -17,35 +17,24 @@
 
 namespace bf16 {
 
-/// Whether products run on vdpbf16ps here.
-inline bool native() {
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-  return isa() == Isa::avx512_bf16;
-#else
-  return false;
-#endif
-}
+/// Whether products run on vdpbf16ps here: a constant of the level.
+inline constexpr bool kNative = Level::native_bf16;
 
 using Operand = Bf16Operand;
 
 /// The operand prepared with rows() from its row r on.
 inline Operand skip_rows(Operand a, std::int64_t r) {
-  return {static_cast<const char*>(a.data) + r * a.ld * (native() ? 2 : 4), a.ld};
+  return {static_cast<const char*>(a.data) + r * a.ld * (kNative ? 2 : 4), a.ld};
 }
 
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-
-// The functions that use AVX512-BF16 add it to the level's target; they are only called
-// after native() said the CPU has it.
-#define TINYNET_BF16_TARGET \
-  __attribute__((target("avx512bf16,avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt")))
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
 
 namespace detail {
 
 using TINYNET_ISA_NAMESPACE::detail::lanes_between;
 
 /// 32 bfloat16 from the first n (<= 32) of the floats at p, zeros after them.
-TINYNET_BF16_TARGET inline __m512i convert32(const float* p, std::int64_t n) {
+inline __m512i convert32(const float* p, std::int64_t n) {
   const __m512 lo = _mm512_maskz_loadu_ps(lanes_between(0, n), p);
   const __m512 hi = _mm512_maskz_loadu_ps(lanes_between(0, n - 16), p + 16);
   return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo));
@@ -54,9 +43,9 @@ TINYNET_BF16_TARGET inline __m512i convert32(const float* p, std::int64_t n) {
 /// store_elems where the CPU has AVX512-BF16: a bfloat16 destination is rounded by
 /// vcvtneps2bf16, store_elems' rounding (nearest, ties to even; a NaN kept quiet) in one
 /// instruction, except that it flushes denormals to zero, so a vector holding one takes
-/// store_elems. Only where native().
-TINYNET_BF16_TARGET inline void store_native(float* p, Mask m, Vec v) { v.store(p, m); }
-TINYNET_BF16_TARGET inline void store_native(bfloat16* p, Mask m, Vec v) {
+/// store_elems. Only at the avx512_bf16 level.
+inline void store_native(float* p, Mask m, Vec v) { v.store(p, m); }
+inline void store_native(bfloat16* p, Mask m, Vec v) {
   constexpr int kDenormal = 0x20;  // vfpclassps' category
   if (_mm512_mask_fpclass_ps_mask(m, v.v, kDenormal) != 0) return store_elems(p, m, v);
   _mm256_mask_storeu_epi16(p, m, reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v.v)));
@@ -65,9 +54,8 @@ TINYNET_BF16_TARGET inline void store_native(bfloat16* p, Mask m, Vec v) {
 /// Rows of bfloat16 from rows of floats, each padded with zeros to an even length. With
 /// `next`, the first `next_rows` rows of k floats there (lds apart) are prefetched into L2
 /// along the way, so that rounding them later does not wait on memory.
-TINYNET_BF16_TARGET inline void rows(std::int64_t r, std::int64_t k, const float* src, std::int64_t lds,
-                                     std::uint16_t* dst, std::int64_t ldd, const float* next = nullptr,
-                                     std::int64_t next_rows = 0) {
+inline void rows(std::int64_t r, std::int64_t k, const float* src, std::int64_t lds, std::uint16_t* dst,
+                 std::int64_t ldd, const float* next = nullptr, std::int64_t next_rows = 0) {
   for (std::int64_t i = 0; i < r; ++i) {
     const float* s = src + i * lds;
     const float* ahead = i < next_rows ? next + i * lds : nullptr;
@@ -87,8 +75,8 @@ TINYNET_BF16_TARGET inline void rows(std::int64_t r, std::int64_t k, const float
 /// dst[i][j] = the bfloat16 pair (src[2i][j], src[2i + 1][j]), the second zero past k rows.
 /// With `ahead` > 0, the n columns `ahead` columns further on are prefetched into L2 along
 /// the way (the next panel of gemm_rows_panels).
-TINYNET_BF16_TARGET inline void pairs(std::int64_t k, std::int64_t n, const float* src, std::int64_t lds,
-                                      std::uint32_t* dst, std::int64_t ldd, std::int64_t ahead = 0) {
+inline void pairs(std::int64_t k, std::int64_t n, const float* src, std::int64_t lds, std::uint32_t* dst,
+                  std::int64_t ldd, std::int64_t ahead = 0) {
   // Word t of the result takes word t / 2 of lo's conversions (t even) or of hi's (t odd).
   alignas(64) static constexpr std::uint16_t order[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
                                                           8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
@@ -113,8 +101,8 @@ TINYNET_BF16_TARGET inline void pairs(std::int64_t k, std::int64_t n, const floa
 
 /// pairs from rows of bfloat16 (autocast's activations): their words interleaved as they
 /// are, nothing rounded.
-TINYNET_BF16_TARGET inline void pairs(std::int64_t k, std::int64_t n, const bfloat16* src, std::int64_t lds,
-                                      std::uint32_t* dst, std::int64_t ldd, std::int64_t ahead = 0) {
+inline void pairs(std::int64_t k, std::int64_t n, const bfloat16* src, std::int64_t lds, std::uint32_t* dst,
+                  std::int64_t ldd, std::int64_t ahead = 0) {
   const auto* words = reinterpret_cast<const std::uint16_t*>(src);
   for (std::int64_t i = 0; 2 * i < k; ++i) {
     const std::uint16_t* lo_row = words + 2 * i * lds;
@@ -139,9 +127,9 @@ TINYNET_BF16_TARGET inline void pairs(std::int64_t k, std::int64_t n, const bflo
 /// so that no third vector multiplies only padding). With `add` C is added to, not
 /// overwritten (no bias or ReLU then).
 template <int KB, int NV, bool Full>
-TINYNET_BF16_TARGET inline void gemm_rows_block(const std::uint32_t* a, std::int64_t lda, const std::uint32_t* b,
-                                                std::int64_t ldb, float* c, std::int64_t ldc, std::int64_t k2,
-                                                std::int64_t left, const float* bias, bool relu, bool add) {
+inline void gemm_rows_block(const std::uint32_t* a, std::int64_t lda, const std::uint32_t* b, std::int64_t ldb,
+                            float* c, std::int64_t ldc, std::int64_t k2, std::int64_t left, const float* bias,
+                            bool relu, bool add) {
   const __mmask16 m[3] = {lanes_between(0, left), lanes_between(0, left - 16), lanes_between(0, left - 32)};
   __m512 acc[KB][NV];
 #pragma GCC unroll 8
@@ -174,10 +162,9 @@ TINYNET_BF16_TARGET inline void gemm_rows_block(const std::uint32_t* a, std::int
 }
 
 template <int KB>
-TINYNET_BF16_TARGET inline void gemm_rows_rest(std::int64_t rows, const std::uint32_t* a, std::int64_t lda,
-                                               const std::uint32_t* b, std::int64_t ldb, float* c, std::int64_t ldc,
-                                               std::int64_t k2, std::int64_t left, const float* bias, bool relu,
-                                               bool add = false) {
+inline void gemm_rows_rest(std::int64_t rows, const std::uint32_t* a, std::int64_t lda, const std::uint32_t* b,
+                           std::int64_t ldb, float* c, std::int64_t ldc, std::int64_t k2, std::int64_t left,
+                           const float* bias, bool relu, bool add = false) {
   if constexpr (KB > 0) {
     if (rows == KB) {
       if (left >= 48) return gemm_rows_block<KB, 3, true>(a, lda, b, ldb, c, ldc, k2, left, bias, relu, add);
@@ -190,10 +177,9 @@ TINYNET_BF16_TARGET inline void gemm_rows_rest(std::int64_t rows, const std::uin
 }
 
 /// Rows [r0, r1) of C = A B (C += A B with `add`), A's rows and B's rows in pairs (k2 of them).
-TINYNET_BF16_TARGET inline void gemm_rows_range(std::int64_t r0, std::int64_t r1, std::int64_t n, std::int64_t k2,
-                                                const std::uint32_t* a, std::int64_t lda, const std::uint32_t* b,
-                                                std::int64_t ldb, float* c, std::int64_t ldc, const float* bias,
-                                                bool relu, bool add = false) {
+inline void gemm_rows_range(std::int64_t r0, std::int64_t r1, std::int64_t n, std::int64_t k2, const std::uint32_t* a,
+                            std::int64_t lda, const std::uint32_t* b, std::int64_t ldb, float* c, std::int64_t ldc,
+                            const float* bias, bool relu, bool add = false) {
   constexpr int rb = 8;
   for (std::int64_t p0 = 0; p0 < n; p0 += 48) {
     std::int64_t r = r0;
@@ -207,8 +193,8 @@ TINYNET_BF16_TARGET inline void gemm_rows_range(std::int64_t r0, std::int64_t r1
 
 /// dst[j][i] = src[i][j] for r rows of n 32-bit words (bfloat16 pairs), 16 x 16 at a time
 /// in registers: rows of pairs (a left operand) made gemm_rows' right operand.
-TINYNET_BF16_TARGET inline void transpose_words(std::int64_t r, std::int64_t n, const std::uint32_t* src,
-                                                std::int64_t lds, std::uint32_t* dst, std::int64_t ldd) {
+inline void transpose_words(std::int64_t r, std::int64_t n, const std::uint32_t* src, std::int64_t lds,
+                            std::uint32_t* dst, std::int64_t ldd) {
   constexpr __mmask16 all = 0xFFFF;  // zero-masking forms: see gemm_nt.inl's shuffles
   for (std::int64_t i0 = 0; i0 < r; i0 += 16)
     for (std::int64_t j0 = 0; j0 < n; j0 += 16) {
@@ -252,9 +238,9 @@ TINYNET_BF16_TARGET inline void transpose_words(std::int64_t r, std::int64_t n, 
 /// columns at a time into `panel` (k2 rows of 48 pairs, in cache), each panel then
 /// multiplied by every block of A's rows.
 template <typename B>
-TINYNET_BF16_TARGET inline void gemm_rows_panels(std::int64_t m, std::int64_t c0, std::int64_t c1, std::int64_t k,
-                                                 const std::uint32_t* a, std::int64_t lda, const B* b, std::int64_t ldb,
-                                                 float* c, std::int64_t ldc, std::uint32_t* panel) {
+inline void gemm_rows_panels(std::int64_t m, std::int64_t c0, std::int64_t c1, std::int64_t k, const std::uint32_t* a,
+                             std::int64_t lda, const B* b, std::int64_t ldb, float* c, std::int64_t ldc,
+                             std::uint32_t* panel) {
   constexpr std::int64_t rb = 8, width = 48;
   const std::int64_t k2 = (k + 1) / 2;
   for (std::int64_t p0 = c0; p0 < c1; p0 += width) {
@@ -270,8 +256,8 @@ TINYNET_BF16_TARGET inline void gemm_rows_panels(std::int64_t m, std::int64_t c0
 /// C[o][r] += sum over k of A[o][k] B[r][k] for an MO x MR block: see gemm_nt_block
 /// (gemm_nt.inl); k, a multiple of 2, counts bfloat16.
 template <int MO, int MR>
-TINYNET_BF16_TARGET inline void gemm_nt_block(const std::uint16_t* a, std::int64_t lda, const std::uint16_t* b,
-                                              std::int64_t ldb, float* c, std::int64_t ldc, std::int64_t k) {
+inline void gemm_nt_block(const std::uint16_t* a, std::int64_t lda, const std::uint16_t* b, std::int64_t ldb, float* c,
+                          std::int64_t ldc, std::int64_t k) {
   Vec acc[4][4];
 #pragma GCC unroll 4
   for (int o = 0; o < 4; ++o)
@@ -293,9 +279,8 @@ TINYNET_BF16_TARGET inline void gemm_nt_block(const std::uint16_t* a, std::int64
 }
 
 template <int MO, int MR>
-TINYNET_BF16_TARGET inline void gemm_nt_rest(std::int64_t cols, const std::uint16_t* a, std::int64_t lda,
-                                             const std::uint16_t* b, std::int64_t ldb, float* c, std::int64_t ldc,
-                                             std::int64_t k) {
+inline void gemm_nt_rest(std::int64_t cols, const std::uint16_t* a, std::int64_t lda, const std::uint16_t* b,
+                         std::int64_t ldb, float* c, std::int64_t ldc, std::int64_t k) {
   if constexpr (MR > 0) {
     if (cols == MR) return gemm_nt_block<MO, MR>(a, lda, b, ldb, c, ldc, k);
     gemm_nt_rest<MO, MR - 1>(cols, a, lda, b, ldb, c, ldc, k);
@@ -303,9 +288,8 @@ TINYNET_BF16_TARGET inline void gemm_nt_rest(std::int64_t cols, const std::uint1
 }
 
 template <int MO>
-TINYNET_BF16_TARGET inline void gemm_nt_row_block(const std::uint16_t* a, std::int64_t lda, const std::uint16_t* b,
-                                                  std::int64_t ldb, float* c, std::int64_t ldc, std::int64_t n,
-                                                  std::int64_t k) {
+inline void gemm_nt_row_block(const std::uint16_t* a, std::int64_t lda, const std::uint16_t* b, std::int64_t ldb,
+                              float* c, std::int64_t ldc, std::int64_t n, std::int64_t k) {
   std::int64_t r = 0;
   for (; r + 4 <= n; r += 4) gemm_nt_block<MO, 4>(a, lda, b + r * ldb, ldb, c + r, ldc, k);
   gemm_nt_rest<MO, 3>(n - r, a, lda, b + r * ldb, ldb, c + r, ldc, k);
@@ -321,9 +305,8 @@ inline std::int64_t nt_chunk(std::int64_t k) {
 
 /// C += A B^T over bfloat16 rows (k even); blocked as the float32 gemm_nt, over as many
 /// bytes per chunk of k.
-TINYNET_BF16_TARGET inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, const std::uint16_t* a,
-                                        std::int64_t lda, const std::uint16_t* b, std::int64_t ldb, float* c,
-                                        std::int64_t ldc) {
+inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, const std::uint16_t* a, std::int64_t lda,
+                    const std::uint16_t* b, std::int64_t ldb, float* c, std::int64_t ldc) {
   constexpr std::int64_t nb = 8;
   const std::int64_t kc = nt_chunk(k);
   for (std::int64_t p = 0; p < k; p += kc) {
@@ -344,9 +327,7 @@ TINYNET_BF16_TARGET inline void gemm_nt(std::int64_t m, std::int64_t n, std::int
 
 }  // namespace detail
 
-#undef TINYNET_BF16_TARGET
-
-#endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+#endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
 
 /// Calls f(r0, r1) over [0, rows): split over the threads when the operand is large
 /// (linear's weights: the conversion is a pass over memory) and not prepared in place
@@ -366,8 +347,8 @@ void for_row_parts(std::int64_t rows, std::int64_t cols, bool in_place, F&& f) {
 /// floats, or `src` itself (the operand is written no later than it is read).
 inline Operand rows(std::int64_t r, std::int64_t k, const float* src, std::int64_t lds, float* buf) {
   const bool in_place = src == buf;
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-  if (native()) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
+  {
     const std::int64_t ld = (k + 1) / 2 * 2;
     auto* dst = reinterpret_cast<std::uint16_t*>(buf);
     for_row_parts(r, k, in_place, [&](std::int64_t r0, std::int64_t r1) {
@@ -385,8 +366,8 @@ inline Operand rows(std::int64_t r, std::int64_t k, const float* src, std::int64
 /// Rounds the right operand of gemm_rows, k rows of n floats, to bfloat16. `buf`:
 /// bf16_operand_floats(k, n) floats, or `src` itself.
 inline Operand pairs(std::int64_t k, std::int64_t n, const float* src, std::int64_t lds, float* buf) {
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-  if (native()) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
+  {
     auto* dst = reinterpret_cast<std::uint32_t*>(buf);
     for_row_parts((k + 1) / 2, 2 * n, src == buf, [&](std::int64_t p0, std::int64_t p1) {
       detail::pairs(std::min(k, 2 * p1) - 2 * p0, n, src + 2 * p0 * lds, lds, dst + p0 * n, n);
@@ -399,16 +380,16 @@ inline Operand pairs(std::int64_t k, std::int64_t n, const float* src, std::int6
 
 /// Rounds `count` samples of c (even) channels of hw floats each into pairs of channels,
 /// dst[s][i][p] = (src[s][2i][p], src[s][2i + 1][p]): copied as they are (im2col), they
-/// make gemm_rows' right operand with pairs along the channels. Only where native().
+/// make gemm_rows' right operand with pairs along the channels. Only at the avx512_bf16 level.
 inline void channel_pairs([[maybe_unused]] std::int64_t count, [[maybe_unused]] std::int64_t c,
                           [[maybe_unused]] std::int64_t hw, [[maybe_unused]] const float* src,
                           [[maybe_unused]] std::uint32_t* dst) {
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
   for (std::int64_t s = 0; s < count; ++s) detail::pairs(c, hw, src + s * c * hw, hw, dst + s * c / 2 * hw, hw);
 #endif
 }
 
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
 /// channel_pairs from bfloat16 channels (autocast's activations): their words interleaved
 /// as they are.
 inline void channel_pairs(std::int64_t count, std::int64_t c, std::int64_t hw, const bfloat16* src,
@@ -421,8 +402,8 @@ inline void channel_pairs(std::int64_t count, std::int64_t c, std::int64_t hw, c
 /// operands (a: rows, b: pairs); C is overwritten. `parallel`: rows split over the threads.
 inline void gemm_rows(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, Operand b, float* c, std::int64_t ldc,
                       const float* bias = nullptr, bool relu = false, bool parallel = false) {
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-  if (native()) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
+  {
     const auto* ap = static_cast<const std::uint32_t*>(a.data);
     const auto* bp = static_cast<const std::uint32_t*>(b.data);
     const std::int64_t k2 = (k + 1) / 2, lda = a.ld / 2, blocks = (m + 7) / 8;
@@ -479,12 +460,12 @@ struct ProductSplit {
 /// over all of B into memory first (for a large B, such as linear's weights, that pass
 /// costs more than the product saves). `parallel`: B's columns split over the threads, or,
 /// when B has too few of them, A's rows in blocks of 8 (each thread then rounds all of B).
-/// B may also be bfloat16 (autocast's activations), paired as it is; only where native().
+/// B may also be bfloat16 (autocast's activations), paired as it is; only at the avx512_bf16 level.
 template <typename B>
 void gemm_rows_rounding_b(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, const B* b, std::int64_t ldb,
                           float* c, std::int64_t ldc, bool parallel) {
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-  if (native()) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
+  {
     const auto* ap = static_cast<const std::uint32_t*>(a.data);
     const std::int64_t lda = a.ld / 2;
     const ProductSplit split(parallel, n, 48, m, 8);  // B's panels, else A's row blocks
@@ -513,10 +494,9 @@ void gemm_rows_rounding_b(std::int64_t m, std::int64_t n, std::int64_t k, Operan
 /// C[m, n] += A[m, k] B[n, k]^T from operands prepared with rows(). Serial.
 inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, Operand b, float* c, std::int64_t ldc) {
   if (m <= 0 || n <= 0 || k <= 0) return;
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-  if (native())
-    return detail::gemm_nt(m, n, (k + 1) / 2 * 2, static_cast<const std::uint16_t*>(a.data), a.ld,
-                           static_cast<const std::uint16_t*>(b.data), b.ld, c, ldc);
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
+  return detail::gemm_nt(m, n, (k + 1) / 2 * 2, static_cast<const std::uint16_t*>(a.data), a.ld,
+                         static_cast<const std::uint16_t*>(b.data), b.ld, c, ldc);
 #endif
   const auto* ap = static_cast<const float*>(a.data);
   const auto* bp = static_cast<const float*>(b.data);
@@ -532,7 +512,7 @@ inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, O
 /// of passes over both into memory first. `parallel`: B's rows split over the threads in
 /// blocks of 8, each thread rounding A's chunks for itself (linear's input, against its
 /// weights), or, when B has too few blocks, A's rows in blocks of 4. A may also be rows of
-/// bfloat16 (autocast's activations), read as they are: k even, only where native().
+/// bfloat16 (autocast's activations), read as they are: k even, only at the avx512_bf16 level.
 template <typename A>
 void gemm_nt_rounding(std::int64_t m, std::int64_t n, std::int64_t k, const A* a, std::int64_t lda, const float* b,
                       std::int64_t ldb, float* c, std::int64_t ldc, bool parallel) {
@@ -543,8 +523,8 @@ void gemm_nt_rounding(std::int64_t m, std::int64_t n, std::int64_t k, const A* a
     const auto [from, to] = split.range(p);
     return split.preferred ? std::array<std::int64_t, 4>{0, m, from, to} : std::array<std::int64_t, 4>{from, to, 0, n};
   };
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-  if (native()) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
+  {
     const std::int64_t kc = detail::nt_chunk((k + 1) / 2 * 2);
     parallel_for(split.parts, 1, [&](std::int64_t lo, std::int64_t hi) {
       constexpr bool round_a = std::is_same_v<A, float>;

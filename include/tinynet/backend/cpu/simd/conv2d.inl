@@ -178,7 +178,7 @@ void im2col_group(const Conv2dGeometry& g, const T* xs, std::int64_t count, T* c
 /// half the bytes, and no pass rounds the columns.
 inline bool bf16_columns(const Conv2dGeometry& g, std::int64_t count, std::int64_t ld) {
   const std::int64_t ld16 = (ld + 1) / 2 * 2, input = count * g.c * g.h * g.w;
-  return bf16::native() && g.stride1_unpadded() && g.col_rows() * ld16 + (input + 1) / 2 * 2 <= 2 * g.col_rows() * ld;
+  return bf16::kNative && g.stride1_unpadded() && g.col_rows() * ld16 + (input + 1) / 2 * 2 <= 2 * g.col_rows() * ld;
 }
 
 /// The columns of bf16_columns as the rows operand, in col (from a bfloat16 input as it is).
@@ -186,7 +186,7 @@ template <typename X>
 bf16::Operand im2col_bf16([[maybe_unused]] const Conv2dGeometry& g, [[maybe_unused]] const X* xs,
                           [[maybe_unused]] std::int64_t count, float* col, std::int64_t ld) {
   const std::int64_t ld16 = (ld + 1) / 2 * 2;
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
   const std::int64_t kdim = g.col_rows();
   auto* col16 = reinterpret_cast<std::uint16_t*>(col);
   const std::uint16_t* x16 = nullptr;
@@ -255,7 +255,7 @@ void input_grad_columns(const Conv2dGeometry& g, const T* w, [[maybe_unused]] co
 /// are reordered to match (paired_filters). Needs an even channel count, and room for a
 /// group's paired input in the second half of its columns' buffer.
 inline bool paired_columns(const Conv2dGeometry& g) {
-  return bf16::native() && g.c % 2 == 0 && g.h * g.w <= g.kh * g.kw * g.oh * g.ow &&
+  return bf16::kNative && g.c % 2 == 0 && g.h * g.w <= g.kh * g.kw * g.oh * g.ow &&
          g.out_c * g.col_rows() <= conv2d_forward_scratch_per_chunk(g);
 }
 
@@ -309,8 +309,8 @@ void conv2d_forward(Level, const Conv2dGeometry& g, const X* x, const T* w, cons
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
   if constexpr (kOneChannelFloat<T> && std::is_same_v<X, T>) {
     if (uses_one_channel<T>(Level{}, g)) {
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-      if (bf16 && bf16::native()) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
+      if (bf16) {
         const one_channel::Shape s = one_channel_view(g);
         ScratchFloats filters(g.out_c * g.kh * ((g.kw + 1) / 2));
         auto* wp = reinterpret_cast<std::uint32_t*>(filters.data());
@@ -392,7 +392,7 @@ void conv2d_forward(Level, const Conv2dGeometry& g, const X* x, const T* w, cons
               copy_plus_run(ys + (j * g.out_c + o) * out_hw, y_cols + o * ld + j * cols, b != nullptr ? b[o] : T(0),
                             out_hw, relu);
         };
-        if constexpr (std::is_same_v<T, float>) {
+        if constexpr (std::is_same_v<T, float> && bf16::kNative) {  // (paired needs vdpbf16ps)
           if (paired) {
             auto* xp = reinterpret_cast<std::uint32_t*>(col + kdim / 2 * ld);
             bf16::channel_pairs(count, g.c, g.h * g.w, xs, xp);

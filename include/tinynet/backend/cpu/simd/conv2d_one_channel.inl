@@ -96,8 +96,7 @@ void forward(const Shape& s, const float* x, const float* w, const float* b, boo
   detail::forward_rest<detail::kFilterBlock - 1>(s.out_c - k, s, x, w, b, relu, y, k);
 }
 
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-TINYNET_BF16_REGION_BEGIN  // the bfloat16 products below (kernels_for_isa.hpp)
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
 
 // With bfloat16 products (autocast, on a CPU with AVX512-BF16), vdpbf16ps multiplies two
 // taps of a filter row at once: the image is rounded into a plane of pairs of neighbouring
@@ -193,7 +192,7 @@ void forward_rest_bf16(std::int64_t filters, const Shape& s, const std::uint32_t
 /// Words of scratch forward_bf16 needs: the image's pairs plane.
 inline std::int64_t input_pairs_words(const Shape& s) { return s.h * detail::pairs_width(s); }
 
-/// forward with bfloat16 products (only where bf16::native()): `wp` the filters prepared by
+/// forward with bfloat16 products (the avx512_bf16 level): `wp` the filters prepared by
 /// detail::filter_pairs, `xp` input_pairs_words(s) words of scratch.
 template <typename Y>
 void forward_bf16(const Shape& s, const float* x, const std::uint32_t* wp, const float* b, bool relu, Y* y,
@@ -205,8 +204,7 @@ void forward_bf16(const Shape& s, const float* x, const std::uint32_t* wp, const
   detail::forward_rest_bf16<detail::kFilterBlock - 1>(s.out_c - k, s, xp, wp, b, relu, y, k);
 }
 
-TINYNET_BF16_REGION_END
-#endif
+#endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
 
 #endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
 

@@ -110,7 +110,7 @@ void linear_backward_weight(Level, const T* gy, const T* x, T* dw, std::int64_t 
   gemm<T>(true, false, out, in, batch, T(1), gy, out, x, in, accumulate ? T(1) : T(0), dw, in);
 }
 
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
 
 namespace detail {
 
@@ -160,4 +160,4 @@ void linear_backward_weight(Level, const bfloat16* gy, const bfloat16* x, T* dw,
   if (accumulate) detail::store_or_add(dw, to, out * in, true);
 }
 
-#endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+#endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16

@@ -31,9 +31,6 @@ using cpu::winograd::transform_weight_grad;
 using cpu::winograd::transform_weights;
 
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-TINYNET_BF16_REGION_BEGIN  // the bfloat16 planes below (kernels_for_isa.hpp)
-#endif
 
 namespace detail {
 
@@ -155,11 +152,11 @@ struct F32Planes {
   At at(std::int64_t row, std::int64_t p0) const { return {data + row * ld + p0, plane}; }
 };
 
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
 /// The same values rounded to bfloat16 as they are stored, straight into the layouts of
 /// simd/bf16.inl's operands (what bf16::rows and bf16::pairs would make of the float32
-/// planes, without writing and reading those): plane xi at data + xi * plane floats. Only
-/// where bf16::native().
+/// planes, without writing and reading those): plane xi at data + xi * plane floats. At
+/// the avx512_bf16 level.
 ///
 /// Rows: row r's tiles at (bfloat16) r * ld, ld even; the products read past an odd tile
 /// count up to ld, so pad_rows() zeroes that element.
@@ -294,14 +291,14 @@ void transform_output(const Shape& s, const float* m, const float* bias, bool re
   using Mx = Matrices<R>;
   constexpr int a = Mx::a;
   const std::int64_t ld = s.padded_tiles(), plane = s.m_plane();
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-  const bool native = std::is_same_v<Y, bfloat16> && bf16::native();
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
+  constexpr bool native = std::is_same_v<Y, bfloat16>;  // vcvtneps2bf16 stores
 #endif
   auto store = [&](Y* dst, Mask mask, Vec value) {
     if (relu) value = TINYNET_ISA_NAMESPACE::relu(value);
     if (accumulate) value = load_elems(dst, mask) + value;
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-    if (native) return bf16::detail::store_native(dst, mask, value);
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
+    if constexpr (native) return bf16::detail::store_native(dst, mask, value);
 #endif
     store_elems(dst, mask, value);
   };
@@ -391,8 +388,8 @@ void weight_grad(const Shape& s, const X* in, std::int64_t in_channel_stride, st
                  std::int64_t out_channel_stride, std::int64_t out_image_stride, float* v, float* e, bool bf16,
                  float* du) {
   const std::int64_t ld = s.padded_tiles(), tiles = s.tiles();
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-  if (bf16 && bf16::native()) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
+  if (bf16) {
     // Both transforms round as they store: rows of pairs of tiles, k2 words a row, the
     // planes in the first half of v and e (a line apart more than their size, as the
     // float32 planes are: planes a multiple of 4 KiB apart would share cache sets). Each V
@@ -456,8 +453,8 @@ void convolve(const Shape& s, const float* u, const bf16::Operand* u16, const X*
               std::int64_t in_image_stride, float* v, float* m, const float* bias, bool relu, bool accumulate, Y* out,
               std::int64_t out_channel_stride, std::int64_t out_image_stride, bool parallel) {
   bool v_paired = false;
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-  if (u16 != nullptr && bf16::native()) {  // the tiles rounded as they are stored, paired along the channels
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
+  if (u16 != nullptr) {  // the tiles rounded as they are stored, paired along the channels
     const Bf16Pairs v16{v, s.v_plane(), s.tiles()};
     v16.pad_last_pair(static_cast<int>(s.points()), s.in_c, s.tiles());
     transform_input<R>(s, in, in_channel_stride, in_image_stride, v16);
@@ -473,9 +470,6 @@ void convolve(const Shape& s, const float* u, const bf16::Operand* u16, const X*
   transform_output<R>(s, m, bias, relu, accumulate, out, out_channel_stride, out_image_stride);
 }
 
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-TINYNET_BF16_REGION_END
-#endif
 #endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
 
 }  // namespace winograd

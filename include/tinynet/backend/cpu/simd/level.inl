@@ -1,0 +1,51 @@
+/// \file
+/// One vector level: the kernel sources (simd/kernels.inl) compiled inside the level's
+/// namespace `tinynet::backend::cpu::<TINYNET_ISA_NS>` for its target
+/// (`TINYNET_ISA_TARGET`, a string GCC's and Clang's target attribute take; undefined for
+/// the baseline, which takes the program's own flags), with `TINYNET_ISA_LEVEL` its number
+/// for `#if` in the sources. backend/cpu/kernels_for_isa.hpp defines the three and
+/// includes this once per level, as Google Highway re-includes one source per target.
+/// No include guard: that is the point.
+
+// clang-format off
+#if defined(TINYNET_ISA_TARGET)
+#define TINYNET_ISA_PRAGMA(x) _Pragma(#x)
+#if defined(__clang__)
+#define TINYNET_ISA_PUSH(t) TINYNET_ISA_PRAGMA(clang attribute push(__attribute__((target(t))), apply_to = function))
+TINYNET_ISA_PUSH(TINYNET_ISA_TARGET)
+#else
+#define TINYNET_ISA_PUSH(t) TINYNET_ISA_PRAGMA(GCC target(t))
+#pragma GCC push_options
+TINYNET_ISA_PUSH(TINYNET_ISA_TARGET)
+#endif
+#endif
+// clang-format on
+
+#define TINYNET_ISA_NAMESPACE ::tinynet::backend::cpu::TINYNET_ISA_NS
+namespace tinynet::backend::cpu::TINYNET_ISA_NS {
+
+/// Selects this level's kernels; what the level can do, as constants.
+struct Level {
+  static constexpr Isa isa = static_cast<Isa>(TINYNET_ISA_LEVEL);
+  /// autocast's bfloat16 products on vdpbf16ps (else rounded in the float32 kernels).
+  static constexpr bool native_bf16 = TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16;
+  /// conv2d's kernels take bfloat16 activations (backend/bf16_activations.hpp).
+  static constexpr bool conv2d_bf16 = TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512;
+  /// linear's kernels take bfloat16 activations (they read them in pairs, as they are).
+  static constexpr bool linear_bf16 = native_bf16;
+};
+
+#include "tinynet/backend/cpu/simd/kernels.inl"
+
+}  // namespace tinynet::backend::cpu::TINYNET_ISA_NS
+#undef TINYNET_ISA_NAMESPACE
+
+#if defined(TINYNET_ISA_TARGET)
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#undef TINYNET_ISA_PUSH
+#undef TINYNET_ISA_PRAGMA
+#endif
