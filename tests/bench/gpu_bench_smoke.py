@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bench/gpu_bench.py end to end on the CPU (--device cpu), so the GPU benchmark's driver is
-known to work before a GPU session: one repetition of 2 LeNet batches on each side, and
+known to work before a GPU machine is used: one repetition of 2 LeNet batches on each side, and
 its JSON file holds both sides' runs and the table.
 
   gpu_bench_smoke.py BUILD_DIR DATA_DIR PYTHON_WITH_TORCH WORK_DIR

@@ -11,7 +11,9 @@
 /// ```
 /// `backend::cpu::Tag` always exists; `backend::cuda::Tag` only in translation units that
 /// have the CUDA backend (nvcc, or the emulated device; see core/config.hpp). Both
-/// backends offer the same kernels with the same signatures (backend/kernel_set.hpp).
+/// backends offer the same kernels with the same signatures (backend/kernel_set.hpp); the
+/// kernels over bfloat16 activations are a capability a backend may lack, which ops ask
+/// about (backend/bf16_activations.hpp).
 
 #include "tinynet/core/config.hpp"
 #include "tinynet/core/device.hpp"

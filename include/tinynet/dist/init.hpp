@@ -96,7 +96,7 @@ inline std::shared_ptr<ProcessGroup> init_process_group(std::string_view backend
   std::shared_ptr<TCPStoreServer> server;
   std::shared_ptr<Store> base;
   // A leading "/" as torch's TCPStore client puts before every key, so a torch client
-  // (a debugging session, say) sees tinynet's keys under the same names.
+  // (a debugger, say) sees tinynet's keys under the same names.
   std::string prefix = "/tinynet";
   if (use_file) {
     base = std::make_shared<FileStore>(std::string(init_method.substr(7)), timeout);

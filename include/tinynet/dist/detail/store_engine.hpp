@@ -33,19 +33,19 @@ class StoreEngine {
   using ConnId = int;
 
   /// Starts serving connection `id`.
-  void open(ConnId id) { sessions_[id] = Session{}; }
+  void open(ConnId id) { connections_[id] = Connection{}; }
 
   /// Forgets connection `id` and any WAIT it has pending.
   void close(ConnId id) {
     forget_waits(id);
-    sessions_.erase(id);
+    connections_.erase(id);
   }
 
   /// Executes every complete request at the front of `in` and erases it; an incomplete
   /// one stays for the next call. Replies, and those owed to other connections whose WAIT
   /// this completes, are queued in output(). Throws StoreProtocolError.
   void feed(ConnId id, std::string& in) {
-    Session& s = sessions_.at(id);
+    Connection& s = connections_.at(id);
     while (!in.empty()) {
       const std::optional<std::size_t> used = handle(id, s, in);
       if (!used) break;
@@ -54,16 +54,16 @@ class StoreEngine {
   }
 
   /// Bytes queued for connection `id`; the caller sends and erases them.
-  std::string& output(ConnId id) { return sessions_.at(id).out; }
+  std::string& output(ConnId id) { return connections_.at(id).out; }
   /// The dialect of connection `id`, once its first bytes have shown it.
-  std::optional<Protocol> protocol(ConnId id) const { return sessions_.at(id).protocol; }
+  std::optional<Protocol> protocol(ConnId id) const { return connections_.at(id).protocol; }
   /// Keys and values held, in bytes (bounded by kMaxStoreBytes).
   std::size_t bytes() const { return bytes_; }
 
   static constexpr std::size_t kMaxStoreBytes = 1ull << 30;
 
  private:
-  struct Session {
+  struct Connection {
     std::optional<Protocol> protocol;
     std::string out;
     std::size_t awaiting = 0;  // keys of a pending WAIT not yet set
@@ -122,7 +122,7 @@ class StoreEngine {
 
   // Executes the first complete request in `in`; returns its length, or nothing when it
   // is not complete yet.
-  std::optional<std::size_t> handle(ConnId id, Session& s, const std::string& in) {
+  std::optional<std::size_t> handle(ConnId id, Connection& s, const std::string& in) {
     if (!s.protocol) {
       // 2.x opens with VALIDATE + magic; anything else is a 1.13 client's first request.
       const std::size_t n = std::min(in.size(), kValidateBytes.size());
@@ -297,7 +297,7 @@ class StoreEngine {
     data_[key] = std::move(value);
     if (auto w = waiting_.find(key); w != waiting_.end()) {
       for (const ConnId waiter : w->second)
-        if (auto s = sessions_.find(waiter); s != sessions_.end() && --s->second.awaiting == 0)
+        if (auto s = connections_.find(waiter); s != connections_.end() && --s->second.awaiting == 0)
           s->second.out.push_back(static_cast<char>(kWaitDone));
       waiting_.erase(w);
     }
@@ -310,7 +310,7 @@ class StoreEngine {
     }
   }
 
-  std::unordered_map<ConnId, Session> sessions_;
+  std::unordered_map<ConnId, Connection> connections_;
   std::unordered_map<std::string, std::string> data_;
   std::unordered_map<std::string, std::vector<ConnId>> waiting_;
   std::size_t bytes_ = 0;
