@@ -2,6 +2,8 @@
 // defaults and log lines. Results go to stdout (deterministic for a seed and thread
 // count); timings and notes go to stderr.
 
+#include <tbb/info.h>
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -228,6 +230,9 @@ int evaluate(const Options& o, Model model, Device device) {
 
 int run(const Options& o) {
   if (o.threads > 0) set_num_threads(o.threads);
+  if (const int cores = tbb::info::default_concurrency(); o.threads > cores)
+    std::fprintf(stderr, "note: --threads %d is more than the %d cores this process may use: its threads take turns\n",
+                 o.threads, cores);
   set_flush_denormal(!o.keep_denormals);
   const ThreadSource env = threads_from_environment();
   const Distributed dist = o.evaluate.empty() ? init_distributed(o) : Distributed{};
