@@ -24,6 +24,7 @@
 #include "models.hpp"
 #include "monitor.hpp"
 #include "options.hpp"
+#include "outputs.hpp"
 #include "pictures.hpp"
 
 namespace mnist {
@@ -192,7 +193,6 @@ int train(const Options& o, const Distributed& dist, Model model, Device device)
                  epoch, train_s, static_cast<double>(images) / train_s, seconds_since(test_start));
     scheduler.step();
     if (!checkpoint.empty() && dist.is_main()) {
-      fs::create_directories(checkpoint.parent_path());
       save_checkpoint(checkpoint, model, *optimizer, scheduler, default_generator(), {.epoch = epoch, .step = 0});
     }
   }
@@ -235,6 +235,7 @@ int run(const Options& o) {
                  o.threads, cores);
   set_flush_denormal(!o.keep_denormals);
   const ThreadSource env = threads_from_environment();
+  check_outputs(o, !o.evaluate.empty() || will_be_rank0(o));
   const Distributed dist = o.evaluate.empty() ? init_distributed(o) : Distributed{};
   // A data-parallel rank trains where its backend works: the CPU with Gloo, its GPU with NCCL.
   const Device device = dist.group ? dist.device : pick_device(o);
