@@ -124,6 +124,27 @@ void draw_pictures(const Options& o, Model& model, data::DataLoader<data::MNIST>
   }
 }
 
+/// --resume: loads `checkpoint` into the model, optimizer, scheduler and generator. A
+/// checkpoint another configuration wrote (Adadelta's state where SGD needs a momentum)
+/// is a StateDictError (exit code 4) saying so, like a model that does not fit.
+template <class Model>
+TrainingProgress resume(const Options& o, const fs::path& checkpoint, Model& model, optim::Optimizer& optimizer,
+                        optim::StepLR& scheduler) {
+  try {
+    return load_checkpoint(checkpoint, model, optimizer, scheduler, default_generator());
+  } catch (const FileError&) {
+    throw;
+  } catch (const FormatError&) {
+    throw;
+  } catch (const StateDictError&) {
+    throw;
+  } catch (const Error& e) {
+    throw StateDictError("--resume: '" + checkpoint.string() + "' does not fit this run (--model " + o.model +
+                         ", --optimizer " + o.optimizer + "): " + e.what() +
+                         "; resume with the flags that wrote it, or give a fresh --checkpoint-dir");
+  }
+}
+
 template <class Model>
 int train(const Options& o, const Distributed& dist, Model model, Device device) {
   model.to(device);
@@ -141,7 +162,7 @@ int train(const Options& o, const Distributed& dist, Model model, Device device)
   const fs::path checkpoint = o.checkpoint_dir.empty() ? fs::path() : fs::path(o.checkpoint_dir) / "checkpoint.tnet";
   int first_epoch = 1;
   if (o.resume && fs::exists(checkpoint)) {
-    const TrainingProgress done = load_checkpoint(checkpoint, model, *optimizer, scheduler, default_generator());
+    const TrainingProgress done = resume(o, checkpoint, model, *optimizer, scheduler);
     first_epoch = static_cast<int>(done.epoch) + 1;
     std::fprintf(stderr, "Resumed from %s after epoch %lld\n", checkpoint.c_str(), static_cast<long long>(done.epoch));
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every output path is tried before the data is loaded: an unwritable one ends the run at
 # once with exit code 4 and a message naming its flag, and nothing is trained. Read-only
-# volumes are read-only bind mounts (unshare --mount: root only; skipped otherwise, the
+# volumes are read-only bind mounts (unshare --mount: root only; not run otherwise, the
 # other cases still run). Usage: outputs.sh BIN DATA_DIR WORK_DIR
 set -uo pipefail
 bin=$1 data=$2 work=$3
@@ -59,7 +59,7 @@ if [[ $(id -u) == 0 ]] && unshare --mount true 2> /dev/null; then
     check "$name" "cannot write .*'$work/ro/.*Read-only file system" "$work/$name.out" $?
   done
 else
-  echo "SKIP: read-only volumes need root and unshare --mount"
+  echo "not run: the read-only volume cases (they need root and unshare --mount)"
 fi
 if ls -A "$work/ro" | grep -v '^existing$'; then echo "FAIL: the checks left files behind"; fail=1; fi
 exit $fail
