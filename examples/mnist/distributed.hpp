@@ -5,6 +5,7 @@
 // DistributedDataParallel, and let rank 0 alone print and write.
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <tinynet/data/dataloader.hpp>
@@ -31,6 +32,14 @@ struct Distributed {
     return group ? "rank " + std::to_string(rank) + " of " + std::to_string(world_size) + ": " : "";
   }
 };
+
+/// Whether this process is, or will be once it joins, rank 0: the one that writes files.
+/// A single process is; in a job, RANK=0 is (a malformed RANK is reported when joining).
+inline bool will_be_rank0(const Options& o) {
+  if (o.backend != "nccl" && tinynet::dist::world_size_from_env() <= 1) return true;
+  const char* rank = std::getenv("RANK");
+  return rank == nullptr || std::string(rank) == "0";
+}
 
 /// --dist-timeout, as the process group takes it.
 inline tinynet::dist::Milliseconds dist_timeout(const Options& o) {

