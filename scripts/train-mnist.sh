@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup-debian.sh
-cmake --preset release
+# Only the example: the tests' packages (scripts/run-tests.sh installs them) are not needed.
+cmake --preset release -DTINYNET_BUILD_TESTS=OFF -DTINYNET_BUILD_BENCH=OFF
 cmake --build --preset release --target mnist
 ./build/release/examples/mnist/mnist --data-dir data "$@"
