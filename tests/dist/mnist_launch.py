@@ -268,6 +268,43 @@ def kill_and_resume(mnist, data, work):
     print(f"killed in epoch 2, exit {codes}; resumed run accuracy {got} == uninterrupted {expected}")
 
 
+def sigterm(mnist, data, work):
+    """SIGTERM to rank 1 alone mid-epoch (one pod evicted): the ranks agree at the next batch
+    boundary to stop, rank 0 writes the checkpoint, both exit 143 within seconds; the job
+    restarted with --resume ends with exactly the uninterrupted run's accuracy."""
+    common = [mnist, "--data-dir", data, "--epochs", "1", "--limit-train-batches", "30", "--log-interval", "1",
+              "--dist-timeout", "30", "--no-progress"]
+    env = {"OMP_NUM_THREADS": "1"}
+    whole = launch(common, 2, free_port(), extra_env=env)
+    codes = finish(whole, 120)
+    expect(codes == [0, 0], f"uninterrupted run: exit codes {codes}", whole)
+
+    ckpt = os.path.join(work, "ckpt")
+    shutil.rmtree(ckpt, ignore_errors=True)
+    args = common + ["--checkpoint-dir", ckpt, "--resume"]
+    first = launch(args, 2, free_port(), extra_env=env)
+    wait_for_line(first[0], "Epoch: 1 ( 20.0%)", 60)
+    os.kill(first[1].proc.pid, signal.SIGTERM)
+    sent = time.monotonic()
+    codes = finish(first, 30)
+    took = max(p.ended for p in first) - sent
+    expect(codes == [143, 143], f"exit codes {codes} after SIGTERM to rank 1, expected 143 for both", first)
+    expect(took < 5, f"the ranks took {took:.1f} s to stop", first)
+    stopped = [re.search(r"Stopped by SIGTERM after epoch 0 and (\d+) batches", p.err) for p in first]
+    expect(all(stopped) and stopped[0].group(1) == stopped[1].group(1), "the ranks did not stop together", first)
+    expect("Wrote the checkpoint" in first[0].err and os.listdir(ckpt) == ["checkpoint.tnet"],
+           "rank 0 did not write the checkpoint alone", first)
+
+    again = launch(args, 2, free_port(), extra_env=env)
+    codes = finish(again, 120)
+    expect(codes == [0, 0], f"resumed run: exit codes {codes}", again)
+    expect(f"and {stopped[0].group(1)} batches of epoch 1" in again[0].err, "did not resume mid-epoch", again)
+    got, expected = accuracy(again[0].out), accuracy(whole[0].out)
+    expect(got == expected, f"resumed run ends at accuracy {got}, uninterrupted run at {expected}", again)
+    print(f"SIGTERM to rank 1 after {stopped[0].group(1)} batches: both exited 143 within {took:.2f} s; resumed run "
+          f"accuracy {got} == uninterrupted {expected}")
+
+
 def soak_sigstop(mnist, data, work):
     """Soak: 2 ranks train 3 epochs while rank 1 is stopped (SIGSTOP) for 6 s out of every
     10 s, always continued well within --dist-timeout, for at least 5 minutes; the job must
@@ -378,7 +415,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     {"by-hand": by_hand, "torchrun-standalone": lambda *a: torchrun(*a, static=False),
      "torchrun-static": lambda *a: torchrun(*a, static=True), "kubeflow": kubeflow,
-     "kill-and-resume": kill_and_resume, "accuracy": accuracy_vs_single, "nccl-no-gpu": nccl_no_gpu,
+     "kill-and-resume": kill_and_resume, "sigterm": sigterm, "accuracy": accuracy_vs_single, "nccl-no-gpu": nccl_no_gpu,
      "nccl-cpu-build": nccl_cpu_build, "nccl-gpus": nccl_gpus,
      "torchrun26-standalone": lambda *a: torchrun26_runs(*a, static=False),
      "torchrun26-static": lambda *a: torchrun26_runs(*a, static=True),
