@@ -18,6 +18,7 @@
 #include <tinynet/optim/sgd.hpp>
 #include <tinynet/tinynet.hpp>
 
+#include "agreement.hpp"
 #include "distributed.hpp"
 #include "exit_codes.hpp"
 #include "format.hpp"
@@ -304,6 +305,7 @@ int run(const Options& o) {
                dist.prefix().c_str(), o.model.c_str(), o.optimizer.c_str(), get_num_threads(),
                o.threads > 0 ? "--threads" : env.source, device.str().c_str(),
                backend::cpu::isa_name(backend::cpu::isa()), o.autocast == "bf16" ? ", autocast bfloat16" : "");
+  if (o.evaluate.empty()) agree_on_settings(o, dist);  // before any rank loads data
   manual_seed(o.seed);
   if (o.model == "lenet")
     return o.evaluate.empty() ? train(o, dist, make_lenet(), device) : evaluate(o, make_lenet(), device);

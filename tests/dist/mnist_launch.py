@@ -305,6 +305,47 @@ def sigterm(mnist, data, work):
           f"accuracy {got} == uninterrupted {expected}")
 
 
+def settings_mismatch(mnist, data, work):
+    """Ranks started with different settings refuse before they load data, all with exit code 2
+    and a message naming the first differing flag and both values; one case per setting that
+    must match, and per-rank checkpoint directories where only rank 0's holds a checkpoint."""
+    def job(rank0, rank1, expect_flag, here, there, extra=()):
+        port = free_port()
+        procs = []
+        for r, own in enumerate((rank0, rank1)):
+            env = dict(os.environ, RANK=str(r), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                       OMP_NUM_THREADS="1")
+            procs.append(Rank([mnist, "--data-dir", data, "--dist-timeout", "30"] + list(extra) + own, env))
+        codes = finish(procs, 60)
+        expect(codes == [2, 2], f"{expect_flag}: exit codes {codes}, expected 2 for both", procs)
+        for r, p in enumerate(procs):
+            mine, theirs = (here, there) if r == 0 else (there, here)
+            message = f"rank {r}: the ranks disagree on {expect_flag}: {mine} here, {theirs} on rank {1 - r}"
+            expect(message in p.err, f"rank {r} does not say '{message}'", procs)
+            expect("Loaded" not in p.err, f"rank {r} loaded data before refusing", procs)
+        print(procs[1].err.strip().splitlines()[-1])
+
+    job(["--lr", "1"], ["--lr", "0.5"], "--lr", "1", "0.5")
+    job([], ["--optimizer", "sgd"], "--optimizer", "adadelta", "sgd")
+    job([], ["--dataset", "fashion-mnist"], "--dataset", "mnist", "fashion-mnist")
+    job(["--seed", "1"], ["--seed", "2"], "--seed", "1", "2")
+    job([], ["--batch-size", "32"], "--batch-size", "64", "32")
+    job(["--epochs", "2"], ["--epochs", "3"], "--epochs", "2", "3")
+    job([], ["--autocast", "bf16"], "--autocast", "off", "bf16")
+    job(["--limit-train-batches", "10"], [], "--limit-train-batches", "10", "none")
+    # Per-rank checkpoint directories, only rank 0's with a checkpoint (of epoch 1).
+    ckpt0, ckpt1 = os.path.join(work, "ckpt0"), os.path.join(work, "ckpt1")
+    for d in (ckpt0, ckpt1):
+        shutil.rmtree(d, ignore_errors=True)
+    one = Rank([mnist, "--data-dir", data, "--epochs", "1", "--limit-train-batches", "2", "--threads", "1",
+                "--checkpoint-dir", ckpt0], {k: v for k, v in os.environ.items() if k not in ("WORLD_SIZE", "RANK")})
+    expect(one.wait(time.monotonic() + 60) == 0, "the run writing a checkpoint failed", [one])
+    md5 = subprocess.run(["md5sum", os.path.join(ckpt0, "checkpoint.tnet")], capture_output=True,
+                         text=True).stdout.split()[0]
+    job(["--checkpoint-dir", ckpt0], ["--checkpoint-dir", ckpt1], "the checkpoint --resume continues from",
+        f"epoch 1 and 0 batches done, MD5 {md5}", "none", extra=["--epochs", "2", "--resume"])
+
+
 def soak_sigstop(mnist, data, work):
     """Soak: 2 ranks train 3 epochs while rank 1 is stopped (SIGSTOP) for 6 s out of every
     10 s, always continued well within --dist-timeout, for at least 5 minutes; the job must
@@ -415,7 +456,8 @@ def main():
     os.makedirs(work, exist_ok=True)
     {"by-hand": by_hand, "torchrun-standalone": lambda *a: torchrun(*a, static=False),
      "torchrun-static": lambda *a: torchrun(*a, static=True), "kubeflow": kubeflow,
-     "kill-and-resume": kill_and_resume, "sigterm": sigterm, "accuracy": accuracy_vs_single, "nccl-no-gpu": nccl_no_gpu,
+     "kill-and-resume": kill_and_resume, "sigterm": sigterm,
+     "settings-mismatch": settings_mismatch, "accuracy": accuracy_vs_single, "nccl-no-gpu": nccl_no_gpu,
      "nccl-cpu-build": nccl_cpu_build, "nccl-gpus": nccl_gpus,
      "torchrun26-standalone": lambda *a: torchrun26_runs(*a, static=False),
      "torchrun26-static": lambda *a: torchrun26_runs(*a, static=True),
