@@ -171,9 +171,9 @@ inline OpenedFile open_for_reading(const std::filesystem::path& path, std::strin
 
 namespace tinynet::io {
 
-/// Removes the temporary files (`.NAME.tmp.*` beside `target`) that atomic writes of
-/// `target` left when their process died between creating and renaming them (SIGKILL, a
-/// second SIGTERM, a lost node). A file that no process holds locked is such a leftover,
+/// Removes the hidden temporary files beside `target` (`.NAME.tmp.PID.N`) that atomic
+/// writes of `target` left when their process died between creating and renaming them
+/// (SIGKILL, a second SIGTERM, a lost node). A file that no process holds locked is such a leftover,
 /// whichever process or PID namespace made it (a container's trainer is PID 1 in every
 /// run); one a writer holds is left alone. Returns the files removed; errors are ignored,
 /// as this only tidies up.
