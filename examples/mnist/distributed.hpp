@@ -15,6 +15,7 @@
 #include <tinynet/tinynet.hpp>
 
 #include "options.hpp"
+#include "stop.hpp"
 
 namespace mnist {
 
@@ -116,6 +117,29 @@ template <class Model>
 std::unique_ptr<tinynet::dist::DistributedDataParallel<Model>> make_ddp(Model& model, const Distributed& d) {
   if (!d.group) return nullptr;
   return std::make_unique<tinynet::dist::DistributedDataParallel<Model>>(model, d.group);
+}
+
+/// With NCCL, the ranks agree on stopping every this many batches only: reading the
+/// all-reduced flags waits for the GPU, which would otherwise run ahead of the host.
+inline constexpr std::int64_t kNcclStopInterval = 16;
+
+/// The signal that stops training at this batch boundary, or 0 to go on (stop.hpp). Alone,
+/// the one this process received. In a data-parallel job the ranks all-reduce which
+/// signals they received, so that all stop at the same boundary when any one was told to
+/// (a SIGTERM to one pod stops the job cleanly, with rank 0's checkpoint); SIGTERM wins
+/// over SIGINT. A rank gone is an error here as in any collective.
+inline int agreed_stop(const Distributed& d, std::int64_t batch) {
+  const int own = stop_requested();
+  if (!d.group) return own;
+  const bool nccl = std::string(d.group->backend()) == "nccl";
+  if (nccl && batch % kNcclStopInterval != 0) return 0;
+  tinynet::Tensor flags = tinynet::from_vector<std::int64_t>({own == SIGTERM ? 1 : 0, own == SIGINT ? 1 : 0}, {2},
+                                                             {tinynet::DType::int64, d.device});
+  d.group->allreduce(flags);
+  const tinynet::Tensor seen = flags.device().is_cpu() ? flags : flags.to(tinynet::Device::cpu());
+  if (seen.data<std::int64_t>()[0] > 0) return SIGTERM;
+  if (seen.data<std::int64_t>()[1] > 0) return SIGINT;
+  return 0;
 }
 
 /// Waits for every rank before exiting: rank 0 hosts the store, and must not take it

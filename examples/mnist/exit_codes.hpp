@@ -3,7 +3,8 @@
 // 1-127 as permanent failures and 128-255 as retryable. Bad flags (CLI11's codes, 100-127),
 // bad data, bad files and a misconfigured job (bad launch variables, ranks that disagree)
 // are permanent: restarting cannot fix them. A lost peer or a timeout in data-parallel
-// training is retryable: restarting the job (from its last checkpoint) can succeed.
+// training is retryable: restarting the job (from its last checkpoint) can succeed. So is
+// a run stopped by SIGTERM or SIGINT, which exits 128 + the signal (stop.hpp).
 
 #include <cstdio>
 #include <exception>

@@ -18,6 +18,7 @@
 #include <tinynet/optim/sgd.hpp>
 #include <tinynet/tinynet.hpp>
 
+#include "agreement.hpp"
 #include "distributed.hpp"
 #include "exit_codes.hpp"
 #include "format.hpp"
@@ -26,6 +27,7 @@
 #include "options.hpp"
 #include "outputs.hpp"
 #include "pictures.hpp"
+#include "stop.hpp"
 
 namespace mnist {
 
@@ -145,6 +147,27 @@ TrainingProgress resume(const Options& o, const fs::path& checkpoint, Model& mod
   }
 }
 
+/// A signal stopped training at a batch boundary: rank 0 writes where the run stands
+/// (`progress`: epochs done, batches done of the next) to the checkpoint, when there is
+/// one; every rank waits for the others, then the process exits 128 + the signal.
+template <class Model>
+int stop_training(const Options& o, const Distributed& dist, int sig, TrainingProgress progress,
+                  const fs::path& checkpoint, Model& model, optim::Optimizer& optimizer, optim::StepLR& scheduler) {
+  std::fprintf(stderr, "%sStopped by %s after epoch %lld and %lld batches of epoch %lld\n", dist.prefix().c_str(),
+               sig == SIGTERM ? "SIGTERM" : "SIGINT", static_cast<long long>(progress.epoch),
+               static_cast<long long>(progress.step), static_cast<long long>(progress.epoch + 1));
+  if (!checkpoint.empty() && dist.is_main()) {
+    save_checkpoint(checkpoint, model, optimizer, scheduler, default_generator(), progress);
+    std::fprintf(stderr, "Wrote the checkpoint %s: run again with --resume to go on from there\n", checkpoint.c_str());
+  } else if (!o.checkpoint_dir.empty() || dist.is_main()) {
+    std::fprintf(
+        stderr, "%s\n",
+        dist.is_main() ? "No --checkpoint-dir: this run's progress is not kept" : "Rank 0 writes the checkpoint");
+  }
+  finish_distributed(dist);
+  return exit_code_for_signal(sig);
+}
+
 template <class Model>
 int train(const Options& o, const Distributed& dist, Model model, Device device) {
   model.to(device);
@@ -159,12 +182,20 @@ int train(const Options& o, const Distributed& dist, Model model, Device device)
   auto optimizer = make_optimizer(o, model.parameters());
   optim::StepLR scheduler(*optimizer, 1, o.gamma);
 
-  const fs::path checkpoint = o.checkpoint_dir.empty() ? fs::path() : fs::path(o.checkpoint_dir) / "checkpoint.tnet";
+  const fs::path checkpoint = checkpoint_file(o);
+  // A checkpoint holds the epochs done and, when a signal stopped the run mid-epoch, the
+  // batches done of the next one: they are skipped (the order of an epoch's batches
+  // depends only on the seed and the epoch), so the run goes on as if never stopped.
   int first_epoch = 1;
+  std::int64_t skip_batches = 0;
   if (o.resume && fs::exists(checkpoint)) {
     const TrainingProgress done = resume(o, checkpoint, model, *optimizer, scheduler);
     first_epoch = static_cast<int>(done.epoch) + 1;
-    std::fprintf(stderr, "Resumed from %s after epoch %lld\n", checkpoint.c_str(), static_cast<long long>(done.epoch));
+    skip_batches = done.step;
+    std::fprintf(stderr, "Resumed from %s after epoch %lld", checkpoint.c_str(), static_cast<long long>(done.epoch));
+    if (done.step > 0)
+      std::fprintf(stderr, " and %lld batches of epoch %d", static_cast<long long>(done.step), first_epoch);
+    std::fprintf(stderr, "\n");
   }
 
   const std::int64_t batches =
@@ -176,6 +207,7 @@ int train(const Options& o, const Distributed& dist, Model model, Device device)
     watched.no_progress = true;
   }
   Monitor monitor(watched, batches, *optimizer);
+  stop_at_batch_boundaries();
   for (int epoch = first_epoch; epoch <= o.epochs; ++epoch) {
     model.train();
     train_loader.set_epoch(epoch);
@@ -183,6 +215,15 @@ int train(const Options& o, const Distributed& dist, Model model, Device device)
     std::int64_t batch_idx = 0, images = 0;
     for (auto& batch : train_loader) {
       if (batch_idx == batches) break;
+      if (epoch == first_epoch && batch_idx < skip_batches) {
+        ++batch_idx;
+        continue;
+      }
+      if (const int sig = agreed_stop(dist, batch_idx)) {
+        monitor.clear();
+        return stop_training(o, dist, sig, {.epoch = epoch - 1, .step = batch_idx}, checkpoint, model, *optimizer,
+                             scheduler);
+      }
       optimizer->zero_grad();
       Tensor output, loss;
       {
@@ -264,6 +305,7 @@ int run(const Options& o) {
                dist.prefix().c_str(), o.model.c_str(), o.optimizer.c_str(), get_num_threads(),
                o.threads > 0 ? "--threads" : env.source, device.str().c_str(),
                backend::cpu::isa_name(backend::cpu::isa()), o.autocast == "bf16" ? ", autocast bfloat16" : "");
+  if (o.evaluate.empty()) agree_on_settings(o, dist);  // before any rank loads data
   manual_seed(o.seed);
   if (o.model == "lenet")
     return o.evaluate.empty() ? train(o, dist, make_lenet(), device) : evaluate(o, make_lenet(), device);
@@ -273,6 +315,7 @@ int run(const Options& o) {
 }  // namespace mnist
 
 int main(int argc, char** argv) {
+  mnist::install_stop_handlers();
   CLI::App app{"Trains PyTorch's MNIST example network (or LeNet) with tinynet"};
   mnist::Options options;
   mnist::add_flags(app, options);

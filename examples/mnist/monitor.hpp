@@ -84,6 +84,9 @@ class Monitor {
     }
   }
 
+  /// Clears the progress bar (training stops before the epoch's end).
+  void clear() { bar_.clear(); }
+
   /// After each epoch's evaluation (before the scheduler steps): an "epoch" row with the
   /// test loss and accuracy, the epoch's lr, its training speed and time.
   void after_epoch(int epoch, const TestResult& r, double train_s, std::int64_t images) {

@@ -1,16 +1,20 @@
 #pragma once
 // Every path the run will write, tried before it loads data or joins a job: a typo in
 // --model-path's directory or a read-only volume under --checkpoint-dir ends the run at
-// once (exit code 4, naming the flag), not after hours of training.
+// once (exit code 4, naming the flag), not after hours of training. Temporary files that
+// a killed write left beside them are removed at the same time.
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <string>
 #include <tinynet/core/error.hpp>
+#include <tinynet/io/file.hpp>
+#include <vector>
 
 #include "options.hpp"
 
@@ -73,20 +77,38 @@ inline void check_output_dir(const std::string& flag, const std::string& dir) {
   probe_directory(flag, what, dir);
 }
 
-/// Tries every output the options name that this process writes: all of them on rank 0
-/// (and in a single process), none on the other ranks of a data-parallel job, which
-/// write nothing. --evaluate writes only the ONNX file and the pictures.
+/// Removes the temporary files that atomic writes of `file` left when their process was
+/// killed mid-write (a second SIGTERM, SIGKILL), saying so.
+inline void tidy(const std::string& file) {
+  if (file.empty()) return;
+  for (const fs::path& p : tinynet::io::remove_stale_temp_files(file))
+    std::fprintf(stderr, "Removed '%s', left by a write that was cut short\n", p.c_str());
+}
+
+/// The checkpoint file in --checkpoint-dir, or "" without one.
+inline std::string checkpoint_file(const Options& o) {
+  return o.checkpoint_dir.empty() ? std::string() : (fs::path(o.checkpoint_dir) / "checkpoint.tnet").string();
+}
+
+/// Tries every output the options name that this process writes, and removes what writes
+/// cut short left beside them: all of them on rank 0 (and in a single process), none on
+/// the other ranks of a data-parallel job, which write nothing. --evaluate writes only
+/// the ONNX file and the pictures.
 inline void check_outputs(const Options& o, bool writer) {
   if (!writer) return;
   check_output_file("--export-onnx", o.export_onnx);
   check_output_file("--predictions-png", o.predictions_png);
   check_output_file("--confusion-png", o.confusion_png);
-  if (!o.evaluate.empty()) return;
-  if (o.save_model) check_output_file("--model-path", o.model_path);
-  check_output_file("--save-pytorch", o.save_pytorch);
-  check_output_file("--metrics-jsonl", o.metrics_jsonl, o.resume);
-  check_output_dir("--tensorboard", o.tensorboard);
-  check_output_dir("--checkpoint-dir", o.checkpoint_dir);
+  std::vector<std::string> written = {o.export_onnx, o.predictions_png, o.confusion_png};
+  if (o.evaluate.empty()) {
+    if (o.save_model) check_output_file("--model-path", o.model_path);
+    check_output_file("--save-pytorch", o.save_pytorch);
+    check_output_file("--metrics-jsonl", o.metrics_jsonl, o.resume);
+    check_output_dir("--tensorboard", o.tensorboard);
+    check_output_dir("--checkpoint-dir", o.checkpoint_dir);
+    written.insert(written.end(), {o.save_model ? o.model_path : "", o.save_pytorch, checkpoint_file(o)});
+  }
+  for (const std::string& file : written) tidy(file);
 }
 
 }  // namespace mnist

@@ -268,6 +268,84 @@ def kill_and_resume(mnist, data, work):
     print(f"killed in epoch 2, exit {codes}; resumed run accuracy {got} == uninterrupted {expected}")
 
 
+def sigterm(mnist, data, work):
+    """SIGTERM to rank 1 alone mid-epoch (one pod evicted): the ranks agree at the next batch
+    boundary to stop, rank 0 writes the checkpoint, both exit 143 within seconds; the job
+    restarted with --resume ends with exactly the uninterrupted run's accuracy."""
+    common = [mnist, "--data-dir", data, "--epochs", "1", "--limit-train-batches", "30", "--log-interval", "1",
+              "--dist-timeout", "30", "--no-progress"]
+    env = {"OMP_NUM_THREADS": "1"}
+    whole = launch(common, 2, free_port(), extra_env=env)
+    codes = finish(whole, 120)
+    expect(codes == [0, 0], f"uninterrupted run: exit codes {codes}", whole)
+
+    ckpt = os.path.join(work, "ckpt")
+    shutil.rmtree(ckpt, ignore_errors=True)
+    args = common + ["--checkpoint-dir", ckpt, "--resume"]
+    first = launch(args, 2, free_port(), extra_env=env)
+    wait_for_line(first[0], "Epoch: 1 ( 20.0%)", 60)
+    os.kill(first[1].proc.pid, signal.SIGTERM)
+    sent = time.monotonic()
+    codes = finish(first, 30)
+    took = max(p.ended for p in first) - sent
+    expect(codes == [143, 143], f"exit codes {codes} after SIGTERM to rank 1, expected 143 for both", first)
+    expect(took < 5, f"the ranks took {took:.1f} s to stop", first)
+    stopped = [re.search(r"Stopped by SIGTERM after epoch 0 and (\d+) batches", p.err) for p in first]
+    expect(all(stopped) and stopped[0].group(1) == stopped[1].group(1), "the ranks did not stop together", first)
+    expect("Wrote the checkpoint" in first[0].err and os.listdir(ckpt) == ["checkpoint.tnet"],
+           "rank 0 did not write the checkpoint alone", first)
+
+    again = launch(args, 2, free_port(), extra_env=env)
+    codes = finish(again, 120)
+    expect(codes == [0, 0], f"resumed run: exit codes {codes}", again)
+    expect(f"and {stopped[0].group(1)} batches of epoch 1" in again[0].err, "did not resume mid-epoch", again)
+    got, expected = accuracy(again[0].out), accuracy(whole[0].out)
+    expect(got == expected, f"resumed run ends at accuracy {got}, uninterrupted run at {expected}", again)
+    print(f"SIGTERM to rank 1 after {stopped[0].group(1)} batches: both exited 143 within {took:.2f} s; resumed run "
+          f"accuracy {got} == uninterrupted {expected}")
+
+
+def settings_mismatch(mnist, data, work):
+    """Ranks started with different settings refuse before they load data, all with exit code 2
+    and a message naming the first differing flag and both values; one case per setting that
+    must match, and per-rank checkpoint directories where only rank 0's holds a checkpoint."""
+    def job(rank0, rank1, expect_flag, here, there, extra=()):
+        port = free_port()
+        procs = []
+        for r, own in enumerate((rank0, rank1)):
+            env = dict(os.environ, RANK=str(r), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                       OMP_NUM_THREADS="1")
+            procs.append(Rank([mnist, "--data-dir", data, "--dist-timeout", "30"] + list(extra) + own, env))
+        codes = finish(procs, 60)
+        expect(codes == [2, 2], f"{expect_flag}: exit codes {codes}, expected 2 for both", procs)
+        for r, p in enumerate(procs):
+            mine, theirs = (here, there) if r == 0 else (there, here)
+            message = f"rank {r}: the ranks disagree on {expect_flag}: {mine} here, {theirs} on rank {1 - r}"
+            expect(message in p.err, f"rank {r} does not say '{message}'", procs)
+            expect("Loaded" not in p.err, f"rank {r} loaded data before refusing", procs)
+        print(procs[1].err.strip().splitlines()[-1])
+
+    job(["--lr", "1"], ["--lr", "0.5"], "--lr", "1", "0.5")
+    job([], ["--optimizer", "sgd"], "--optimizer", "adadelta", "sgd")
+    job([], ["--dataset", "fashion-mnist"], "--dataset", "mnist", "fashion-mnist")
+    job(["--seed", "1"], ["--seed", "2"], "--seed", "1", "2")
+    job([], ["--batch-size", "32"], "--batch-size", "64", "32")
+    job(["--epochs", "2"], ["--epochs", "3"], "--epochs", "2", "3")
+    job([], ["--autocast", "bf16"], "--autocast", "off", "bf16")
+    job(["--limit-train-batches", "10"], [], "--limit-train-batches", "10", "none")
+    # Per-rank checkpoint directories, only rank 0's with a checkpoint (of epoch 1).
+    ckpt0, ckpt1 = os.path.join(work, "ckpt0"), os.path.join(work, "ckpt1")
+    for d in (ckpt0, ckpt1):
+        shutil.rmtree(d, ignore_errors=True)
+    one = Rank([mnist, "--data-dir", data, "--epochs", "1", "--limit-train-batches", "2", "--threads", "1",
+                "--checkpoint-dir", ckpt0], {k: v for k, v in os.environ.items() if k not in ("WORLD_SIZE", "RANK")})
+    expect(one.wait(time.monotonic() + 60) == 0, "the run writing a checkpoint failed", [one])
+    md5 = subprocess.run(["md5sum", os.path.join(ckpt0, "checkpoint.tnet")], capture_output=True,
+                         text=True).stdout.split()[0]
+    job(["--checkpoint-dir", ckpt0], ["--checkpoint-dir", ckpt1], "the checkpoint --resume continues from",
+        f"epoch 1 and 0 batches done, MD5 {md5}", "none", extra=["--epochs", "2", "--resume"])
+
+
 def soak_sigstop(mnist, data, work):
     """Soak: 2 ranks train 3 epochs while rank 1 is stopped (SIGSTOP) for 6 s out of every
     10 s, always continued well within --dist-timeout, for at least 5 minutes; the job must
@@ -378,7 +456,8 @@ def main():
     os.makedirs(work, exist_ok=True)
     {"by-hand": by_hand, "torchrun-standalone": lambda *a: torchrun(*a, static=False),
      "torchrun-static": lambda *a: torchrun(*a, static=True), "kubeflow": kubeflow,
-     "kill-and-resume": kill_and_resume, "accuracy": accuracy_vs_single, "nccl-no-gpu": nccl_no_gpu,
+     "kill-and-resume": kill_and_resume, "sigterm": sigterm,
+     "settings-mismatch": settings_mismatch, "accuracy": accuracy_vs_single, "nccl-no-gpu": nccl_no_gpu,
      "nccl-cpu-build": nccl_cpu_build, "nccl-gpus": nccl_gpus,
      "torchrun26-standalone": lambda *a: torchrun26_runs(*a, static=False),
      "torchrun26-static": lambda *a: torchrun26_runs(*a, static=True),

@@ -1,10 +1,13 @@
 // Atomic writes: a failed save leaves the previous file byte-for-byte and no temporary
 // file behind. Failures are real ones from the kernel: a file-size limit that makes
 // write() fail midway (RLIMIT_FSIZE, EFBIG), a rename onto a non-empty directory, a
-// directory that does not exist.
+// directory that does not exist. Leftovers of killed writers are found by their lock.
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <csignal>
 
@@ -114,4 +117,28 @@ TEST_CASE("io atomic write: a stray temporary file from a crash changes nothing"
   CHECK(load_state_dict_file(dir / "w.tn").at("w").data<float>()[0] == 5.0f);
   save_state_dict(small_dict(7), dir / "w.tn");
   CHECK(load_state_dict_file(dir / "w.tn").at("w").data<float>()[0] == 7.0f);
+}
+
+TEST_CASE("io atomic write: remove_stale_temp_files removes leftovers nobody holds, not writes in progress",
+          "[io][atomic]") {
+  TempDir dir;
+  save_state_dict(small_dict(5), dir / "w.tn");
+  write_bytes(dir / ".w.tn.tmp.1.0", Bytes(10));       // a killed writer's (PID 1: a container's)
+  write_bytes(dir / ".w.tn.tmp.999999.3", Bytes(10));  // any PID, any namespace
+  write_bytes(dir / ".w.tn.tmp.77.0", Bytes(10));      // a write in progress: held below
+  write_bytes(dir / ".other.tn.tmp.1.0", Bytes(10));   // another target's: not ours to judge
+  io::detail::Fd held(::open((dir / ".w.tn.tmp.77.0").c_str(), O_RDONLY));
+  REQUIRE(::flock(held.get(), LOCK_EX) == 0);
+
+  auto removed = io::remove_stale_temp_files(dir / "w.tn");
+  std::sort(removed.begin(), removed.end());
+  CHECK(removed == std::vector<std::filesystem::path>{dir / ".w.tn.tmp.1.0", dir / ".w.tn.tmp.999999.3"});
+  auto left = dir.listing();
+  std::sort(left.begin(), left.end());
+  CHECK(left == std::vector<std::string>{".other.tn.tmp.1.0", ".w.tn.tmp.77.0", "w.tn"});
+  CHECK(load_state_dict_file(dir / "w.tn").at("w").data<float>()[0] == 5.0f);
+
+  held = io::detail::Fd();  // the writer is gone
+  CHECK(io::remove_stale_temp_files(dir / "w.tn") == std::vector<std::filesystem::path>{dir / ".w.tn.tmp.77.0"});
+  CHECK(io::remove_stale_temp_files(dir / "absent" / "w.tn").empty());
 }

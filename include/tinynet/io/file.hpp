@@ -6,9 +6,12 @@
 /// renamed over the target, and the directory is fsync'ed; on any error before the
 /// rename the temporary file is removed and a file already under the target's name is
 /// left exactly as it was. A crash leaves either the old file or the new one under the
-/// name (and perhaps a stray hidden `.NAME.tmp.*` file beside it), never a mix.
+/// name (and perhaps a stray hidden `.NAME.tmp.*` file beside it), never a mix. The
+/// writer holds an exclusive flock on its temporary file until the rename, so
+/// remove_stale_temp_files can tell a crash's leftover from a write in progress.
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "tinynet/io/error.hpp"
 
@@ -130,11 +134,17 @@ inline void write_file_atomic(const std::filesystem::path& path, std::span<const
     if (errno != EEXIST || attempt == 100) fail_file(op, "cannot create a temporary file next to", path, errno);
   }
   TempFileGuard guard(tmp);
+  // Held (through a second descriptor, past the close that reports lost writes) until the
+  // rename: the file is in use. A file system without flock leaves the file unheld, and
+  // remove_stale_temp_files then cannot take it either.
+  ::flock(fd.get(), LOCK_EX | LOCK_NB);
+  Fd lock(::dup(fd.get()));
   if (const int err = write_all(fd.get(), bytes.data(), bytes.size())) fail_file(op, "writing", path, err);
   if (::fsync(fd.get()) != 0) fail_file(op, "syncing", path, errno);
   if (const int err = fd.close()) fail_file(op, "closing", path, err);
   if (::rename(tmp.c_str(), path.c_str()) != 0) fail_file(op, "renaming the temporary file over", path, errno);
   guard.release();
+  lock = Fd();
   if (const int err = sync_directory(dir))
     fail_file(op, "the file is in place, but its directory could not be synced, so a crash may lose it:", dir, err);
 }
@@ -158,3 +168,29 @@ inline OpenedFile open_for_reading(const std::filesystem::path& path, std::strin
 }
 
 }  // namespace tinynet::io::detail
+
+namespace tinynet::io {
+
+/// Removes the hidden temporary files beside `target` (`.NAME.tmp.PID.N`) that atomic
+/// writes of `target` left when their process died between creating and renaming them
+/// (SIGKILL, a second SIGTERM, a lost node). A file that no process holds locked is such a leftover,
+/// whichever process or PID namespace made it (a container's trainer is PID 1 in every
+/// run); one a writer holds is left alone. Returns the files removed; errors are ignored,
+/// as this only tidies up.
+inline std::vector<std::filesystem::path> remove_stale_temp_files(const std::filesystem::path& target) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> removed;
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string prefix = "." + target.filename().string() + ".tmp.";
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path p = it->path();
+    if (!p.filename().string().starts_with(prefix) || !it->is_regular_file(ec)) continue;
+    detail::Fd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (fd.get() < 0 || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue;
+    if (::unlink(p.c_str()) == 0) removed.push_back(p);
+  }
+  return removed;
+}
+
+}  // namespace tinynet::io
