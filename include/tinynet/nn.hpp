@@ -4,6 +4,7 @@
 
 #include "tinynet/nn/activation.hpp"
 #include "tinynet/nn/batch_norm.hpp"
+#include "tinynet/nn/clip_grad.hpp"
 #include "tinynet/nn/conv2d.hpp"
 #include "tinynet/nn/dropout.hpp"
 #include "tinynet/nn/flatten.hpp"

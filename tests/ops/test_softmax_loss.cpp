@@ -158,6 +158,40 @@ TEST_CASE("cross_entropy: matches logsumexp of the logits minus the target logit
   check_close(cross_entropy(x, t, Reduction::sum), {total}, 1e-14);
 }
 
+TEST_CASE("cross_entropy with label smoothing: (1 - eps) nll + eps times the mean of -logp over classes",
+          "[ops][loss]") {
+  const Tensor x = random_input({3, 5}, 15, false, -4.0, 4.0);
+  const Tensor t = targets({4, 0, 2});
+  const auto v = values(x);
+  for (double eps : {0.0, 0.1, 1.0}) {
+    INFO("label_smoothing " << eps);
+    double total = 0;
+    std::vector<double> per;
+    for (std::int64_t n = 0; n < 3; ++n) {
+      double lse = 0, mean_logit = 0;
+      for (std::int64_t k = 0; k < 5; ++k) {
+        lse += std::exp(v[static_cast<std::size_t>(n * 5 + k)]);
+        mean_logit += v[static_cast<std::size_t>(n * 5 + k)] / 5;
+      }
+      lse = std::log(lse);
+      const double target_logit = v[static_cast<std::size_t>(n * 5 + t.data<std::int64_t>()[n])];
+      per.push_back((1 - eps) * (lse - target_logit) + eps * (lse - mean_logit));
+      total += per.back();
+    }
+    check_close(cross_entropy(x, t, Reduction::none, eps), per, 1e-14);
+    check_close(cross_entropy(x, t, Reduction::mean, eps), {total / 3}, 1e-14);
+    check_close(cross_entropy(x, t, Reduction::sum, eps), {total}, 1e-14);
+  }
+  for (Reduction r : {Reduction::none, Reduction::mean, Reduction::sum}) {
+    INFO("reduction " << static_cast<int>(r));
+    check_gradients([&](std::span<const Tensor> in) { return cross_entropy(in[0], t, r, 0.1); },
+                    {random_input({3, 5}, 16, true, -3.0, 3.0)});
+  }
+  CHECK_THROWS_AS(cross_entropy(x, t, Reduction::mean, 1.5), ValueError);
+  CHECK_THROWS_WITH(cross_entropy(x, t, Reduction::mean, -0.1),
+                    Catch::Contains("cross_entropy: label_smoothing must be in [0, 1], got -0.1"));
+}
+
 TEST_CASE("nll_loss and cross_entropy: gradients match finite differences", "[ops][loss][gradcheck]") {
   struct Case {
     std::int64_t batch, classes;

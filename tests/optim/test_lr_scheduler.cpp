@@ -178,3 +178,70 @@ TEST_CASE("schedulers: bad arguments and state_dict mismatches are clear errors"
   CHECK_THROWS_WITH(sched.step(),
                     Catch::Contains("the optimizer has 3 parameter groups, the scheduler was built for 2"));
 }
+
+TEST_CASE("OneCycleLR: the lr and momentum of PyTorch's one-cycle policy, step by step", "[optim][scheduler]") {
+  constexpr double pi = std::numbers::pi;
+  const auto cos_anneal = [&](double from, double to, double pct) {
+    return to + (from - to) / 2 * (std::cos(pi * pct) + 1);
+  };
+  // total_steps 10, pct_start 0.3: up over steps 0..2 (end 2), down over 2..9.
+  Tensor a = ones({2}, {.requires_grad = true});
+  SGD opt({a}, {.lr = 1.0, .momentum = 0.9});
+  optim::OneCycleLR sched(opt, 0.4, 10);
+  const double initial = 0.4 / 25, min_lr = initial / 1e4;
+  for (int step = 0; step <= 10; ++step) {
+    if (step > 0) sched.step();
+    INFO("step " << step);
+    const bool up = step <= 2;
+    const double pct = up ? step / 2.0 : (step - 2) / 7.0;
+    CHECK(opt.lr(0) == Approx(up ? cos_anneal(initial, 0.4, pct) : cos_anneal(0.4, min_lr, pct)).epsilon(1e-12));
+    CHECK(opt.momentum(0) == Approx(up ? cos_anneal(0.95, 0.85, pct) : cos_anneal(0.85, 0.95, pct)).epsilon(1e-12));
+    if (step == 9) CHECK(opt.lr(0) == Approx(min_lr).epsilon(1e-12));  // the last phase's end
+  }
+  // Step total_steps runs on past the last phase's end (as PyTorch's: 0.0198 here); one more is refused.
+  CHECK_THROWS_WITH(sched.step(), Catch::Contains("OneCycleLR: stepped 11 times, but total_steps is 10"));
+}
+
+TEST_CASE("OneCycleLR: three phases, linear annealing, Adam's beta1, state_dict and misuse", "[optim][scheduler]") {
+  Tensor a = ones({2}, {.requires_grad = true});
+  optim::Adam adam({a}, {.lr = 1e-3});
+  // total 20, pct_start 0.25: initial -> max over 0..4, max -> initial over 4..8, initial -> min over 8..19.
+  optim::OneCycleLR sched(adam, 1.0, 20,
+                          {.pct_start = 0.25, .anneal_strategy = optim::Anneal::linear, .three_phase = true});
+  const double initial = 1.0 / 25, min_lr = initial / 1e4;
+  const auto lerp = [](double from, double to, double pct) { return (to - from) * pct + from; };
+  for (int step = 0; step <= 20; ++step) {
+    if (step > 0) sched.step();
+    INFO("step " << step);
+    double lr, m;
+    if (step <= 4) {
+      lr = lerp(initial, 1.0, step / 4.0), m = lerp(0.95, 0.85, step / 4.0);
+    } else if (step <= 8) {
+      lr = lerp(1.0, initial, (step - 4) / 4.0), m = lerp(0.85, 0.95, (step - 4) / 4.0);
+    } else {
+      lr = lerp(initial, min_lr, (step - 8) / 11.0), m = 0.95;
+    }
+    CHECK(adam.lr(0) == Approx(lr).epsilon(1e-12));
+    CHECK(adam.param_groups()[0].options.betas[0] == Approx(m).epsilon(1e-12));
+  }
+  // A scheduler restored from a state_dict continues as the original.
+  Tensor b = ones({2}, {.requires_grad = true});
+  SGD opt1({b}, {.lr = 0.1, .momentum = 0.9}), opt2({b}, {.lr = 0.1, .momentum = 0.9});
+  optim::OneCycleLR s1(opt1, 0.5, 30), s2(opt2, 0.1, 7, {.cycle_momentum = false});
+  for (int i = 0; i < 9; ++i) s1.step();
+  s2.load_state_dict(s1.state_dict());
+  for (int i = 0; i < 12; ++i) {
+    s1.step();
+    s2.step();
+    CHECK(opt2.lr(0) == opt1.lr(0));
+    CHECK(opt2.momentum(0) == opt1.momentum(0));
+  }
+  // Misuse.
+  optim::Adadelta adadelta({b});
+  CHECK_THROWS_WITH(optim::OneCycleLR(adadelta, 1.0, 10),
+                    Catch::Contains("OneCycleLR: Adadelta has no momentum to cycle; pass cycle_momentum = false"));
+  CHECK_NOTHROW(optim::OneCycleLR(adadelta, 1.0, 10, {.cycle_momentum = false}));
+  CHECK_THROWS_WITH(optim::OneCycleLR(opt1, 1.0, 0), Catch::Contains("OneCycleLR: total_steps must be >= 1, got 0"));
+  CHECK_THROWS_AS(optim::OneCycleLR(opt1, -1.0, 10), ValueError);
+  CHECK_THROWS_AS(optim::OneCycleLR(opt1, 1.0, 10, {.pct_start = 1.5}), ValueError);
+}

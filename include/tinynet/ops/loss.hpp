@@ -5,6 +5,8 @@
 #include "tinynet/backend/cpu/loss.hpp"
 #include "tinynet/backend/cuda/loss.hpp"  // empty in builds without CUDA
 #include "tinynet/ops/cast.hpp"
+#include "tinynet/ops/elementwise.hpp"
+#include "tinynet/ops/reduce.hpp"
 #include "tinynet/ops/softmax.hpp"
 
 namespace tinynet {
@@ -69,9 +71,21 @@ inline Tensor nll_loss(const Tensor& logp, const Tensor& target, Reduction reduc
   return out;
 }
 
-/// nll_loss(log_softmax(logits, 1), target).
-inline Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction = Reduction::mean) {
-  return nll_loss(log_softmax(logits, 1), target, reduction);
+/// nll_loss(log_softmax(logits, 1), target). With `label_smoothing` ε in [0, 1] (as
+/// PyTorch's), the target distribution is (1 - ε) one-hot + ε / C uniform over the C
+/// classes: per sample (1 - ε) (-logp[t]) + ε mean_c(-logp[c]), reduced as `reduction` says.
+inline Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction = Reduction::mean,
+                            double label_smoothing = 0.0) {
+  TINYNET_CHECK(ValueError, label_smoothing >= 0.0 && label_smoothing <= 1.0,
+                "cross_entropy: label_smoothing must be in [0, 1], got ", label_smoothing);
+  const Tensor logp = log_softmax(logits, 1);
+  const Tensor nll = nll_loss(logp, target, reduction);
+  if (label_smoothing == 0.0) return nll;
+  const Tensor uniform = mean(neg(logp), 1);  // per sample: mean_c(-logp[c])
+  const Tensor smooth = reduction == Reduction::none   ? uniform
+                        : reduction == Reduction::mean ? mean(uniform)
+                                                       : sum(uniform);
+  return add(mul(nll, 1.0 - label_smoothing), mul(smooth, label_smoothing));
 }
 
 }  // namespace tinynet

@@ -38,6 +38,7 @@ class LRScheduler {
       const double lr = next_lr(g, opt_.lr(g));
       opt_.set_lr(g, lr);
       last_lr_[g] = lr;
+      on_step(g);
     }
   }
 
@@ -82,6 +83,9 @@ class LRScheduler {
 
   /// Group g's lr for epoch last_epoch() (already advanced), given its current lr.
   virtual double next_lr(std::size_t g, double current) const = 0;
+  /// After group g's lr is set: what else a scheduler sets (OneCycleLR: the momentum).
+  virtual void on_step(std::size_t g) { (void)g; }
+  Optimizer& optimizer() const { return opt_; }
   virtual void save_options(StateDict& sd) const = 0;
   virtual bool has_option(std::string_view key) const = 0;
   /// Reads and validates every option from `sd`, then assigns them.
@@ -254,6 +258,139 @@ class CosineAnnealingLR final : public LRScheduler {
   }
   std::int64_t t_max_;
   double eta_min_;
+};
+
+/// How OneCycleLR moves between its phases' ends (PyTorch's anneal_strategy).
+enum class Anneal { cos, linear };
+
+/// OneCycleLR's hyper-parameters, with PyTorch 1.13's defaults.
+struct OneCycleOptions {
+  double pct_start = 0.3;  ///< the share of the steps spent raising the lr
+  Anneal anneal_strategy = Anneal::cos;
+  bool cycle_momentum = true;  ///< momentum cycled inversely to the lr, from max_momentum
+  double base_momentum = 0.85;
+  double max_momentum = 0.95;
+  double div_factor = 25;         ///< initial lr = max_lr / div_factor
+  double final_div_factor = 1e4;  ///< final lr = initial lr / final_div_factor
+  bool three_phase = false;       ///< back down to the initial lr before the final descent
+};
+
+/// The one-cycle policy (Smith and Topin), stepped once per batch, as PyTorch's OneCycleLR:
+/// the lr rises from max_lr / div_factor to max_lr over pct_start of total_steps, then
+/// falls to (max_lr / div_factor) / final_div_factor (three_phase: first back to the initial
+/// lr), each phase annealed by a cosine or linearly; with cycle_momentum the momentum (SGD's
+/// momentum, Adam's betas[0]) moves the other way between max_momentum and base_momentum.
+/// Construction sets the initial lr (and momentum) in every group. Stepping past total_steps
+/// is a ValueError.
+class OneCycleLR final : public LRScheduler {
+ public:
+  OneCycleLR(Optimizer& opt, double max_lr, std::int64_t total_steps, OneCycleOptions o = {})
+      : LRScheduler(start(opt, max_lr, total_steps, o)), max_lr_(max_lr), total_steps_(total_steps), o_(o) {}
+  const char* name() const override { return "OneCycleLR"; }
+
+ protected:
+  double next_lr(std::size_t, double) const override { return at(last_epoch()).lr; }
+  void on_step(std::size_t g) override {
+    if (o_.cycle_momentum) optimizer().set_momentum(g, at(last_epoch()).momentum);
+  }
+  void save_options(StateDict& sd) const override {
+    sd.insert_scalar("max_lr", max_lr_);
+    sd.insert_int("total_steps", total_steps_);
+    sd.insert_scalar("pct_start", o_.pct_start);
+    sd.insert_int("anneal_strategy", o_.anneal_strategy == Anneal::cos ? 0 : 1);
+    sd.insert_int("cycle_momentum", o_.cycle_momentum);
+    sd.insert_scalar("base_momentum", o_.base_momentum);
+    sd.insert_scalar("max_momentum", o_.max_momentum);
+    sd.insert_scalar("div_factor", o_.div_factor);
+    sd.insert_scalar("final_div_factor", o_.final_div_factor);
+    sd.insert_int("three_phase", o_.three_phase);
+  }
+  bool has_option(std::string_view key) const override {
+    for (const char* k : {"max_lr", "total_steps", "pct_start", "anneal_strategy", "cycle_momentum", "base_momentum",
+                          "max_momentum", "div_factor", "final_div_factor", "three_phase"})
+      if (key == k) return true;
+    return false;
+  }
+  void load_options(const StateDict& sd) override {
+    OneCycleOptions o;
+    const double max_lr = scalar(sd, "max_lr");
+    const std::int64_t total_steps = integer(sd, "total_steps");
+    o.pct_start = scalar(sd, "pct_start");
+    o.anneal_strategy = integer(sd, "anneal_strategy") == 0 ? Anneal::cos : Anneal::linear;
+    o.cycle_momentum = integer(sd, "cycle_momentum") != 0;
+    o.base_momentum = scalar(sd, "base_momentum");
+    o.max_momentum = scalar(sd, "max_momentum");
+    o.div_factor = scalar(sd, "div_factor");
+    o.final_div_factor = scalar(sd, "final_div_factor");
+    o.three_phase = integer(sd, "three_phase") != 0;
+    check(optimizer(), max_lr, total_steps, o);
+    max_lr_ = max_lr;
+    total_steps_ = total_steps;
+    o_ = o;
+  }
+
+ private:
+  struct Point {
+    double lr, momentum;
+  };
+
+  /// The lr and momentum after `step` steps (PyTorch's phases: each ends at a step, the
+  /// last runs on to total_steps).
+  Point at(std::int64_t step) const {
+    TINYNET_CHECK(ValueError, step <= total_steps_, "OneCycleLR: stepped ", step, " times, but total_steps is ",
+                  total_steps_);
+    const double initial = max_lr_ / o_.div_factor, min_lr = initial / o_.final_div_factor;
+    const double up_end = o_.pct_start * static_cast<double>(total_steps_) - 1, last = double(total_steps_ - 1);
+    struct Phase {
+      double end, lr0, lr1, m0, m1;
+    };
+    const double hi = o_.max_momentum, lo = o_.base_momentum;
+    std::vector<Phase> phases;
+    if (o_.three_phase)
+      phases = {
+          {up_end, initial, max_lr_, hi, lo}, {2 * up_end, max_lr_, initial, lo, hi}, {last, initial, min_lr, hi, hi}};
+    else
+      phases = {{up_end, initial, max_lr_, hi, lo}, {last, max_lr_, min_lr, lo, hi}};
+    const double s = static_cast<double>(step);
+    double begin = 0;
+    for (std::size_t i = 0; i < phases.size(); ++i) {
+      const Phase& p = phases[i];
+      if (s <= p.end || i + 1 == phases.size()) {
+        const double pct = (s - begin) / (p.end - begin);
+        return {anneal(p.lr0, p.lr1, pct), anneal(p.m0, p.m1, pct)};
+      }
+      begin = p.end;
+    }
+    return {};  // (unreachable: the last phase answers)
+  }
+  double anneal(double from, double to, double pct) const {
+    if (o_.anneal_strategy == Anneal::linear) return (to - from) * pct + from;
+    return to + (from - to) / 2 * (std::cos(std::numbers::pi * pct) + 1);
+  }
+  static void check(const Optimizer& opt, double max_lr, std::int64_t total_steps, const OneCycleOptions& o) {
+    TINYNET_CHECK(ValueError, total_steps >= 1, "OneCycleLR: total_steps must be >= 1, got ", total_steps);
+    TINYNET_CHECK(ValueError, max_lr > 0, "OneCycleLR: max_lr must be > 0, got ", max_lr);
+    TINYNET_CHECK(ValueError, o.pct_start >= 0 && o.pct_start <= 1, "OneCycleLR: pct_start must be in [0, 1], got ",
+                  o.pct_start);
+    TINYNET_CHECK(ValueError, o.div_factor > 0 && o.final_div_factor > 0,
+                  "OneCycleLR: div_factor and final_div_factor must be > 0, got ", o.div_factor, " and ",
+                  o.final_div_factor);
+    TINYNET_CHECK(ValueError, !o.cycle_momentum || opt.has_momentum(), "OneCycleLR: ", opt.name(),
+                  " has no momentum to cycle; pass cycle_momentum = false");
+  }
+  /// Sets every group's initial lr (and momentum), which the base records as its base lrs.
+  static Optimizer& start(Optimizer& opt, double max_lr, std::int64_t total_steps, const OneCycleOptions& o) {
+    check(opt, max_lr, total_steps, o);
+    for (std::size_t g = 0; g < opt.num_param_groups(); ++g) {
+      opt.set_lr(g, max_lr / o.div_factor);
+      if (o.cycle_momentum) opt.set_momentum(g, o.max_momentum);
+    }
+    return opt;
+  }
+
+  double max_lr_;
+  std::int64_t total_steps_;
+  OneCycleOptions o_;
 };
 
 }  // namespace tinynet::optim

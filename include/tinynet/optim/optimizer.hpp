@@ -55,6 +55,18 @@ class Optimizer {
   /// Learning rate of group `group`; IndexError when out of range.
   virtual double lr(std::size_t group) const = 0;
   virtual void set_lr(std::size_t group, double lr) = 0;
+  /// Whether the groups have a momentum a scheduler may cycle (OneCycleLR): SGD's
+  /// `momentum`, Adam's `betas[0]`, as PyTorch's schedulers take them.
+  virtual bool has_momentum() const { return false; }
+  /// Group `group`'s momentum; only where has_momentum().
+  virtual double momentum(std::size_t group) const {
+    (void)group;
+    throw ValueError(::tinynet::detail::concat(name(), " has no momentum"));
+  }
+  virtual void set_momentum(std::size_t group, double momentum) {
+    (void)group, (void)momentum;
+    throw ValueError(::tinynet::detail::concat(name(), " has no momentum"));
+  }
   /// A deep copy of the hyper-parameters and per-parameter state.
   virtual StateDict state_dict() const = 0;
   /// Replaces hyper-parameters and state with `sd`'s (copied). Validates everything first:
@@ -183,6 +195,28 @@ class OptimizerBase : public Optimizer {
   std::size_t num_param_groups() const override { return groups_.size(); }
   double lr(std::size_t group) const override { return group_at(group).options.lr; }
   void set_lr(std::size_t group, double lr) override { groups_[checked_group(group)].options.lr = lr; }
+  bool has_momentum() const override {
+    return requires(Options o) { o.momentum; }
+    || requires(Options o) { o.betas[0]; };
+  }
+  double momentum(std::size_t group) const override {
+    const Options& o = group_at(group).options;
+    if constexpr (requires { o.momentum; })
+      return o.momentum;
+    else if constexpr (requires { o.betas[0]; })
+      return o.betas[0];
+    else
+      return Optimizer::momentum(group);
+  }
+  void set_momentum(std::size_t group, double momentum) override {
+    Options& o = groups_[checked_group(group)].options;
+    if constexpr (requires { o.momentum; })
+      o.momentum = momentum;
+    else if constexpr (requires { o.betas[0]; })
+      o.betas[0] = momentum;
+    else
+      Optimizer::set_momentum(group, momentum);
+  }
 
   /// The state of parameter `p`, or null before its first update.
   const ParamState* state(const Tensor& p) const {
