@@ -21,6 +21,7 @@
 #include "tinynet/nn.hpp"
 #include "tinynet/ops/batch_norm.hpp"
 #include "tinynet/ops/cast.hpp"
+#include "tinynet/ops/compare.hpp"
 #include "tinynet/ops/conv2d.hpp"
 #include "tinynet/ops/dropout.hpp"
 #include "tinynet/ops/elementwise.hpp"

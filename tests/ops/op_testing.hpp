@@ -60,6 +60,9 @@ inline std::vector<double> values(const Tensor& t) {
   });
 }
 
+/// The values of a tensor of any dtype on any device, as doubles (bool gives 0 and 1).
+inline std::vector<double> all_values(const Tensor& t) { return values(t.to(Device::cpu()).to(DType::float64)); }
+
 /// Every element of `actual` within `tol` (relative above 1, absolute below) of `expected`;
 /// a failure reports how many differ and the first one.
 inline void check_close(const std::vector<double>& actual, const std::vector<double>& expected, double tol) {

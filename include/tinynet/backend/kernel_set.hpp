@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "tinynet/backend/batch_norm.hpp"
+#include "tinynet/backend/compare.hpp"
 #include "tinynet/backend/conv2d.hpp"
 #include "tinynet/backend/elementwise.hpp"
 #include "tinynet/backend/optimizers.hpp"
@@ -93,8 +94,28 @@ concept KernelSetForBf16 = requires(B be, const bfloat16* x, bfloat16* y, const 
   { apply_mask(be, x, mask, y, i, i, on) } -> std::same_as<void>;
 };
 
-/// Every kernel, for float32 and float64, and those above for bfloat16.
+/// The kernels of tag B for the dtypes that compare (T: float, double, std::int32_t,
+/// std::int64_t, bool): comparisons write bool.
+template <class B, class T>
+concept CompareKernelsFor = requires(B be, const T* x, bool* mask, std::int64_t i, bool on, const Shape& shape,
+                                     Compare cmp) {
+  { zip_map(be, x, x, mask, i, on, cmp) } -> std::same_as<void>;
+  { broadcast_map(be, x, shape, x, shape, mask, shape, cmp) } -> std::same_as<void>;
+};
+
+/// The kernels of tag B for the integer dtypes (T: std::int32_t, std::int64_t, bool):
+/// sums that count, in int64.
+template <class B, class T>
+concept CountKernelsFor = requires(B be, const T* x, std::int64_t* y, std::int64_t i) {
+  { sum_dim(be, x, y, i, i, i, i) } -> std::same_as<void>;
+};
+
+/// Every kernel, for float32 and float64, and those above for bfloat16, the comparisons and
+/// the counts.
 template <class B>
-concept KernelSet = KernelSetFor<B, float> && KernelSetFor<B, double> && KernelSetForBf16<B>;
+concept KernelSet = KernelSetFor<B, float> && KernelSetFor<B, double> && KernelSetForBf16<B> &&
+    CompareKernelsFor<B, float> && CompareKernelsFor<B, double> && CompareKernelsFor<B, std::int32_t> &&
+    CompareKernelsFor<B, std::int64_t> && CompareKernelsFor<B, bool> && CountKernelsFor<B, std::int32_t> &&
+    CountKernelsFor<B, std::int64_t> && CountKernelsFor<B, bool>;
 
 }  // namespace tinynet::backend

@@ -4,24 +4,26 @@
 /// the rules both backends run.
 
 #include <cstdint>
+#include <type_traits>
 
 #include "tinynet/core/config.hpp"
 
 namespace tinynet::backend {
 
 /// Output j = (o, i) of sum_dim: scale * sum_k x[o,k,i], summed in double for float
-/// inputs' accuracy.
-template <typename T>
+/// inputs' accuracy, or in int64 (U = int64: the sums that count int32, int64 and bool).
+template <typename T, typename U>
 struct SumDimRow {
   const T* x;
-  T* y;
+  U* y;
   std::int64_t n, inner;
-  T scale;
+  U scale;
   TINYNET_HOST_DEVICE void operator()(std::int64_t j) const {
+    using Acc = std::conditional_t<std::is_integral_v<U>, std::int64_t, double>;
     const T* p = x + (j / inner) * n * inner + j % inner;
-    double acc = 0;
-    for (std::int64_t k = 0; k < n; ++k) acc += static_cast<double>(p[k * inner]);
-    y[j] = static_cast<T>(acc) * scale;
+    Acc acc = 0;
+    for (std::int64_t k = 0; k < n; ++k) acc += static_cast<Acc>(p[k * inner]);
+    y[j] = static_cast<U>(acc) * scale;
   }
 };
 

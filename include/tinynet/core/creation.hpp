@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -82,9 +83,16 @@ Tensor from_buffer(std::span<const T> values, const Shape& shape, TensorOptions 
   return t;
 }
 
+/// A tensor holding a copy of `values` (T sets the dtype; std::vector<bool> gives a bool tensor).
 template <typename T>
 Tensor from_vector(const std::vector<T>& values, const Shape& shape, TensorOptions opts = {}) {
-  return from_buffer<T>(std::span<const T>(values), shape, opts);
+  if constexpr (std::is_same_v<T, bool>) {  // packed bits: no span over them
+    const std::unique_ptr<bool[]> bytes(new bool[values.size()]);
+    std::copy(values.begin(), values.end(), bytes.get());
+    return from_buffer<bool>(std::span<const bool>(bytes.get(), values.size()), shape, opts);
+  } else {
+    return from_buffer<T>(std::span<const T>(values), shape, opts);
+  }
 }
 
 /// A 1-d float32 tensor from a braced list: `tensor({1.f, 2.f})`.

@@ -25,6 +25,15 @@ void dispatch_with_bf16(const Tensor& on, const char* op, F&& f) {
   backend::dispatch_with_bf16(on.device(), on.dtype(), op, std::forward<F>(f));
 }
 
+using backend::DTypes;
+
+/// dispatch() over another set of dtypes (backend/backend.hpp): `dispatch_over<DTypes::all>(x,
+/// "cat", [&]<typename T>(auto be) { ... })`.
+template <DTypes Set, typename F>
+void dispatch_over(const Tensor& on, const char* op, F&& f) {
+  backend::dispatch_over<Set>(on.device(), on.dtype(), op, std::forward<F>(f));
+}
+
 /// `t`'s data, or null when `t` is undefined (an optional operand: a bias, a saved output).
 template <typename T>
 T* data_or_null(const Tensor& t) {

@@ -36,9 +36,9 @@ inline const char* binary_name(Binary op) {
   return names[static_cast<int>(op)];
 }
 
-/// out = f(a, b) over the broadcast shape `os`, with backend `be`.
-template <typename B, typename T, typename F>
-void broadcast_or_zip(B be, const T* a, const Shape& as, const T* b, const Shape& bs, T* out, const Shape& os, F f) {
+/// out = f(a, b) over the broadcast shape `os`, with backend `be` (U: T, or bool).
+template <typename B, typename T, typename U, typename F>
+void broadcast_or_zip(B be, const T* a, const Shape& as, const T* b, const Shape& bs, U* out, const Shape& os, F f) {
   if (as == bs)
     zip_map(be, a, b, out, os.numel(), false, f);
   else

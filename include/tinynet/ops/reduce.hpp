@@ -58,7 +58,20 @@ class SumNode final : public autograd::Node {
   double scale_;
 };
 
+// Sums of int32, int64 and bool tensors count: int64, exact, not differentiable (PyTorch's).
+inline Tensor integral_sum(const Tensor& x, int dim, bool all, bool keepdim) {
+  require_compiled(x.device(), "sum");
+  const int d = all ? 0 : x.shape().wrap_dim(dim);
+  const DimSplit split = all ? DimSplit{1, x.numel(), 1} : split_at(x.shape(), d);
+  Tensor y(all ? Shape{} : reduced_shape(x.shape(), d, keepdim), {DType::int64, x.device(), false});
+  dispatch_over<DTypes::integral>(x, "sum", [&]<typename T>(auto be) {
+    sum_dim(be, x.data<T>(), y.data<std::int64_t>(), split.outer, split.n, split.inner, std::int64_t{1});
+  });
+  return y;
+}
+
 inline Tensor reduce_sum(const char* op, const Tensor& x, int dim, bool all, bool keepdim, bool mean) {
+  if (!mean && x.defined() && is_integral(x.dtype())) return integral_sum(x, dim, all, keepdim);
   check_float_input(op, x);
   const int d = all ? 0 : x.shape().wrap_dim(dim);
   const DimSplit split = all ? DimSplit{1, x.numel(), 1} : split_at(x.shape(), d);
@@ -75,12 +88,14 @@ inline Tensor reduce_sum(const char* op, const Tensor& x, int dim, bool all, boo
 
 }  // namespace ops::detail
 
-/// Sum of all elements (a scalar).
+/// Sum of all elements (a scalar). int32, int64 and bool tensors sum to int64: sum(eq(pred,
+/// target)) counts the matches.
 inline Tensor sum(const Tensor& x) {
   return ops::detail::in_float32(
       x, [&](const Tensor& in) { return ops::detail::reduce_sum("sum", in, 0, true, false, false); });
 }
-/// Sum over `dim`; `keepdim` keeps it with extent 1.
+/// Sum over `dim` (negative counts from the end); `keepdim` keeps it with extent 1.
+/// int32, int64 and bool tensors sum to int64.
 inline Tensor sum(const Tensor& x, int dim, bool keepdim = false) {
   return ops::detail::in_float32(
       x, [&](const Tensor& in) { return ops::detail::reduce_sum("sum", in, dim, false, keepdim, false); });

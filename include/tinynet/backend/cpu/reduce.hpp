@@ -10,10 +10,10 @@
 
 namespace tinynet::backend::cpu {
 
-/// y[o,i] = scale * sum_k x[o,k,i]
-template <typename T>
-void sum_dim(Tag, const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner, T scale) {
-  const SumDimRow<T> row{x, y, n, inner, scale};
+/// y[o,i] = scale * sum_k x[o,k,i]; U is T, or int64 for int32, int64 and bool x (counts).
+template <typename T, typename U>
+void sum_dim(Tag, const T* x, U* y, std::int64_t outer, std::int64_t n, std::int64_t inner, U scale) {
+  const SumDimRow<T, U> row{x, y, n, inner, scale};
   parallel_for(outer * inner, std::max<std::int64_t>(1, kElementwiseGrain / std::max<std::int64_t>(n, 1)),
                [&](std::int64_t lo, std::int64_t hi) {
                  for (std::int64_t j = lo; j < hi; ++j) row(j);

@@ -32,10 +32,10 @@ struct BroadcastDim {
 
 }  // namespace detail
 
-/// y[o,i] = scale * sum_k x[o,k,i]
-template <typename T>
-void sum_dim(Tag, const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner, T scale) {
-  for_each_index(outer * inner, SumDimRow<T>{x, y, n, inner, scale});
+/// y[o,i] = scale * sum_k x[o,k,i]; U is T, or int64 for int32, int64 and bool x (counts).
+template <typename T, typename U>
+void sum_dim(Tag, const T* x, U* y, std::int64_t outer, std::int64_t n, std::int64_t inner, U scale) {
+  for_each_index(outer * inner, SumDimRow<T, U>{x, y, n, inner, scale});
 }
 
 /// dx[o,k,i] (+)= scale * gy[o,i]

@@ -323,6 +323,8 @@ inline std::string Tensor::str() const {
         os << (i ? ", " : "");
         if constexpr (std::is_same_v<T, bfloat16>)
           os << static_cast<float>(data<T>()[i]);
+        else if constexpr (std::is_same_v<T, bool>)
+          os << (data<T>()[i] ? "true" : "false");
         else
           os << +data<T>()[i];
       }
