@@ -36,4 +36,28 @@ struct Compare {
   }
 };
 
+/// out[i] = cond[i] ? a[i] : b[i] (operands broadcast to one shape beforehand).
+template <typename T>
+struct WhereSelect {
+  const bool* cond;
+  const T* a;
+  const T* b;
+  T* out;
+  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const { out[i] = cond[i] ? a[i] : b[i]; }
+};
+
+/// where's backward for one branch: d[i] (+)= cond[i] == pick ? g[i] : 0.
+template <typename T>
+struct WhereGrad {
+  const bool* cond;
+  const T* g;
+  T* d;
+  bool pick;
+  bool accumulate;
+  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const {
+    const T v = cond[i] == pick ? g[i] : T(0);
+    d[i] = accumulate ? d[i] + v : v;
+  }
+};
+
 }  // namespace tinynet::backend

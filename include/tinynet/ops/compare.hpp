@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// Comparisons (eq, ne, lt, le, gt, ge and their operators), giving bool tensors; not
-/// differentiable.
+/// Comparisons (eq, ne, lt, le, gt, ge and their operators), giving bool tensors (not
+/// differentiable), and where(), which selects by such a mask.
 
 #include <cmath>
 
@@ -9,8 +9,10 @@
 #include "tinynet/backend/cpu/elementwise.hpp"
 #include "tinynet/backend/cuda/elementwise.hpp"  // empty in builds without CUDA
 #include "tinynet/core/creation.hpp"
+#include "tinynet/ops/cast.hpp"
 #include "tinynet/ops/common.hpp"
 #include "tinynet/ops/elementwise.hpp"
+#include "tinynet/ops/view.hpp"
 
 namespace tinynet {
 
@@ -55,7 +57,76 @@ inline Tensor scalar_operand(const Tensor& x, double s) {
 
 inline Tensor compare(Comparison op, const Tensor& x, double s) { return compare(op, x, scalar_operand(x, s)); }
 
+// y = where(c, a, b);  dL/da = sum_to(c ? dL/dy : 0, a.shape), dL/db = sum_to(c ? 0 : dL/dy, b.shape).
+// Saves c, broadcast to y's shape.
+class WhereNode final : public autograd::Node {
+ public:
+  WhereNode(Tensor cond, Shape a, Shape b) : cond_(std::move(cond)), shapes_{a, b} {}
+  const char* name() const override { return "where"; }
+  void release() override { cond_ = Tensor(); }
+  void backward(const Tensor& gy) override {
+    for (std::size_t i = 0; i < 2; ++i) {
+      if (!needs_input_grad(i)) continue;
+      const autograd::GradSlot slot = input_grad(i);
+      const bool direct = shapes_[i] == gy.shape();
+      const Tensor branch = direct ? slot.grad : new_output(gy.shape(), gy);
+      dispatch(gy, name(), [&]<typename T>(auto be) {
+        for_each_index(be, gy.numel(),
+                       backend::WhereGrad<T>{cond_.data<bool>(), gy.data<T>(), branch.data<T>(), i == 0,
+                                             direct && slot.accumulate});
+        if (!direct) sum_to(be, branch.data<T>(), gy.shape(), slot.grad.data<T>(), shapes_[i], slot.accumulate);
+      });
+    }
+  }
+
+ private:
+  Tensor cond_;
+  Shape shapes_[2];
+};
+
+/// `t` in `dtype`: recorded (cast) for the floating dtypes, a plain copy for the others.
+inline Tensor promoted(const Tensor& t, DType dtype) {
+  if (t.dtype() == dtype) return t;
+  return is_floating(t.dtype()) || t.dtype() == DType::bfloat16 ? cast(t, dtype) : t.to(dtype);
+}
+
 }  // namespace ops::detail
+
+/// cond ? a : b elementwise, the three broadcast together (numpy rules). cond must be bool;
+/// a and b compute in the dtype they promote to (bfloat16 through float32, rounded back
+/// exactly). The gradient flows to a where cond holds and to b elsewhere, summed over the
+/// dims each was broadcast along.
+inline Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  using namespace ops::detail;
+  TINYNET_CHECK(Error, cond.defined() && a.defined() && b.defined(), "where: an operand is an undefined tensor");
+  TINYNET_CHECK(TypeError, cond.dtype() == DType::bool_, "where: condition must be a bool tensor, got ", cond.dtype());
+  TINYNET_CHECK(TypeError, a.device() == b.device() && cond.device() == a.device(), "where: operands on ",
+                cond.device(), ", ", a.device(), " and ", b.device(), "; all must be on one device");
+  const DType common = promote_types(a.dtype(), b.dtype());
+  if (common == DType::bfloat16)
+    return cast(where(cond, promoted(a, DType::float32), promoted(b, DType::float32)), DType::bfloat16);
+  const Tensor ca = promoted(a, common), cb = promoted(b, common);
+  const Shape os = broadcast_shapes(cond.shape(), broadcast_shapes(a.shape(), b.shape(), "where"), "where");
+  const Tensor c = broadcast_copy(cond, os, "where"), ea = broadcast_copy(ca, os, "where"),
+               eb = broadcast_copy(cb, os, "where");
+  Tensor out = new_output(os, ca);
+  dispatch_over<DTypes::all>(ca, "where", [&]<typename T>(auto be) {
+    for_each_index(be, os.numel(), backend::WhereSelect<T>{c.data<bool>(), ea.data<T>(), eb.data<T>(), out.data<T>()});
+  });
+  if (autograd::any_needs_grad(ca, cb))
+    autograd::record(out, std::make_shared<WhereNode>(c, ca.shape(), cb.shape()), {&ca, &cb});
+  return out;
+}
+/// where(cond, a, s) with the scalar s in a's dtype.
+inline Tensor where(const Tensor& cond, const Tensor& a, double s) {
+  TINYNET_CHECK(Error, a.defined(), "where: an operand is an undefined tensor");
+  return where(cond, a, full(Shape{}, s, {a.dtype(), a.device(), false}));
+}
+/// where(cond, s, b) with the scalar s in b's dtype.
+inline Tensor where(const Tensor& cond, double s, const Tensor& b) {
+  TINYNET_CHECK(Error, b.defined(), "where: an operand is an undefined tensor");
+  return where(cond, full(Shape{}, s, {b.dtype(), b.device(), false}), b);
+}
 
 /// a == b elementwise, broadcasting: a bool tensor. Operands of different dtypes compare in
 /// the wider (promote_types); a scalar in x's dtype (int64 or float32 beside an integer x).

@@ -3,7 +3,10 @@
 /// view / reshape / flatten: the same storage under a new shape, recorded on the tape.
 
 #include "tinynet/backend/cpu/elementwise.hpp"
+#include "tinynet/backend/cpu/view.hpp"
 #include "tinynet/backend/cuda/elementwise.hpp"  // empty in builds without CUDA
+#include "tinynet/backend/cuda/view.hpp"         // empty in builds without CUDA
+#include "tinynet/backend/view.hpp"
 #include "tinynet/ops/common.hpp"
 
 namespace tinynet {
@@ -35,6 +38,36 @@ inline Shape infer_view_shape(const Shape& from, std::span<const std::int64_t> r
   TINYNET_CHECK(ShapeError, out.numel() == from.numel(), "view: shape ", from, " (", from.numel(),
                 " elements) cannot be viewed as ", out, " (", out.numel(), " elements)");
   return out;
+}
+
+/// A new contiguous tensor of `shape` (x's dtype and device) with y[c] = x[offset + c . strides]
+/// for every multi-index c: the copy behind the views that copy and broadcasting. Any
+/// dtype; not recorded.
+inline Tensor gather_strided(const Tensor& x, const Shape& shape, std::int64_t offset, const std::int64_t* strides,
+                             const char* op) {
+  Tensor y = new_output(shape, x);
+  backend::CopyGeometry g;
+  g.rank = shape.rank();
+  for (int d = 0; d < g.rank; ++d) {
+    g.extent[d] = shape[d];
+    g.src_stride[d] = strides[d];
+  }
+  backend::contiguous_strides(shape, g.dst_stride);
+  dispatch_over<DTypes::all>(
+      x, op, [&]<typename T>(auto be) { strided_copy(be, g, x.data<T>() + offset, y.data<T>(), false); });
+  return y;
+}
+
+/// x broadcast to `shape` (which broadcast_shapes gave), as a new contiguous tensor; x
+/// itself when it has that shape. Not recorded.
+inline Tensor broadcast_copy(const Tensor& x, const Shape& shape, const char* op) {
+  if (x.shape() == shape) return x;
+  std::int64_t strides[Shape::kMaxRank] = {}, stride = 1;
+  for (int d = shape.rank() - 1, dx = x.dim() - 1; dx >= 0; --d, --dx) {
+    strides[d] = x.shape()[dx] == 1 ? 0 : stride;
+    stride *= x.shape()[dx];
+  }
+  return gather_strided(x, shape, 0, strides, op);
 }
 
 // y = x viewed with another shape; dL/dx = dL/dy viewed with x's shape.
