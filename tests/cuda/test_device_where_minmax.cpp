@@ -31,3 +31,22 @@ TEST_CASE("clamp, abs, sqrt, maximum and minimum match the CPU", "[cuda]") {
   check_same_on_device([](Inputs x) { return minimum(x[0], x[1]); }, {a, row});
   check_same_on_device([](Inputs x) { return maximum(x[0], x[0]); }, {a});  // ties: half each
 }
+
+TEST_CASE("amax, amin, argmax and argmin match the CPU", "[cuda]") {
+  const Tensor a = distinct_values({4, 6, 5}, 11).to(DType::float32).requires_grad_();
+  check_same_on_device([](Inputs x) { return amax(x[0]); }, {a});
+  check_same_on_device([](Inputs x) { return amin(x[0]); }, {a});
+  for (int dim = -3; dim < 3; ++dim) {
+    INFO("dim " << dim);
+    check_same_on_device([dim](Inputs x) { return amax(x[0], dim); }, {a});
+    check_same_on_device([dim](Inputs x) { return amin(x[0], dim, true); }, {a});
+    CHECK(all_values(argmax(a.to(kCuda), dim)) == all_values(argmax(a, dim)));
+    CHECK(all_values(argmin(a.to(kCuda), dim, true)) == all_values(argmin(a, dim, true)));
+  }
+  // Ties share the gradient; integer tensors reduce too.
+  const Tensor ties = from_vector<float>({1, 3, 3, 2, 5, 5, 5, 0}, {2, 4}).requires_grad_();
+  check_same_on_device([](Inputs x) { return amax(x[0], 1); }, {ties});
+  const Tensor ints = tensor<std::int64_t>({4, 9, 9, 1, 0, 7}).view({2, 3});
+  CHECK(all_values(amax(ints.to(kCuda), 1)) == std::vector<double>{9, 7});
+  CHECK(all_values(argmax(ints.to(kCuda), 1)) == std::vector<double>{1, 2});
+}

@@ -16,6 +16,7 @@
 #include "tinynet/backend/optimizers.hpp"
 #include "tinynet/backend/pool2d.hpp"
 #include "tinynet/backend/products.hpp"
+#include "tinynet/backend/reduce.hpp"
 #include "tinynet/backend/view.hpp"
 #include "tinynet/core/random.hpp"
 #include "tinynet/core/shape.hpp"
@@ -68,7 +69,7 @@ concept KernelSetFor = requires(B be, const T* x, T* y, std::int64_t i, bool on,
   // reductions, softmax, loss
   { sum_dim(be, x, y, i, i, i, s) } -> std::same_as<void>;
   { broadcast_dim(be, x, y, i, i, i, s, on) } -> std::same_as<void>;
-  { argmax_dim(be, x, index, i, i, i) } -> std::same_as<void>;
+  { extremum_dim_backward(be, x, x, x, y, i, i, i, on) } -> std::same_as<void>;
   { softmax_forward(be, x, y, i, i, i, on) } -> std::same_as<void>;
   { softmax_backward(be, x, x, y, i, i, i, on, on) } -> std::same_as<void>;
   { nll_forward(be, x, target, y, y, d, i, i) } -> std::same_as<void>;
@@ -99,12 +100,14 @@ concept KernelSetForBf16 = requires(B be, const bfloat16* x, bfloat16* y, const 
 };
 
 /// The kernels of tag B for the dtypes that compare (T: float, double, std::int32_t,
-/// std::int64_t, bool): comparisons write bool.
+/// std::int64_t, bool): comparisons write bool; amax, amin, argmax, argmin.
 template <class B, class T>
-concept CompareKernelsFor = requires(B be, const T* x, bool* mask, std::int64_t i, bool on, const Shape& shape,
-                                     Compare cmp) {
+concept CompareKernelsFor = requires(B be, const T* x, T* y, bool* mask, std::int64_t* index, std::int64_t i, bool on,
+                                     const Shape& shape, Compare cmp, Extremum e) {
   { zip_map(be, x, x, mask, i, on, cmp) } -> std::same_as<void>;
   { broadcast_map(be, x, shape, x, shape, mask, shape, cmp) } -> std::same_as<void>;
+  { extremum_dim(be, x, y, i, i, i, e) } -> std::same_as<void>;
+  { arg_extremum_dim(be, x, index, i, i, i, e) } -> std::same_as<void>;
 };
 
 /// The kernels of tag B that move elements of every dtype (T: float, double, std::int32_t,

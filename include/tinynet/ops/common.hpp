@@ -69,6 +69,15 @@ inline void check_rank(const char* op, const Tensor& t, int rank, const char* wh
                 t.shape());
 }
 
+/// `dim` of a tensor of shape `s` in [0, rank + extra), negative counting from the end (extra
+/// is 1 for the ops that insert a dim: unsqueeze, stack); IndexError naming `op` otherwise.
+inline int wrap_dim(const char* op, const Shape& s, int dim, int extra = 0) {
+  const int n = s.rank() + extra, w = dim < 0 ? dim + n : dim;
+  TINYNET_CHECK(IndexError, w >= 0 && w < n, op, ": dimension ", dim, " out of range for shape ", s, " (expected in [",
+                -n, ", ", n - 1, "])");
+  return w;
+}
+
 /// A new output tensor with `like`'s dtype and device.
 inline Tensor new_output(const Shape& shape, const Tensor& like) {
   return Tensor(shape, {like.dtype(), like.device(), false});
