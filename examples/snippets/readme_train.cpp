@@ -36,9 +36,7 @@ int main() {
   NoGradGuard no_grad;
   const data::MNIST test("data", {.train = false, .transform = data::MNIST::normalize()});
   const Tensor pred = argmax(net(test.data()), 1);
-  std::int64_t correct = 0;
-  for (std::int64_t i = 0; i < pred.numel(); ++i)
-    correct += pred.data<std::int64_t>()[i] == test.targets().data<std::int64_t>()[i];
+  const std::int64_t correct = sum(eq(pred, test.targets())).item<std::int64_t>();
   std::printf("test accuracy after one epoch: %.4f\n", static_cast<double>(correct) / 10000.0);
   return correct > 9700 ? 0 : 1;
 }

@@ -15,6 +15,7 @@
 #include "tinynet/backend/cpu/pool2d.hpp"
 #include "tinynet/backend/cpu/reduce.hpp"
 #include "tinynet/backend/cpu/softmax.hpp"
+#include "tinynet/backend/cpu/view.hpp"
 #include "tinynet/backend/kernel_set.hpp"
 
 using namespace tinynet;

@@ -60,6 +60,9 @@ inline std::vector<double> values(const Tensor& t) {
   });
 }
 
+/// The values of a tensor of any dtype on any device, as doubles (bool gives 0 and 1).
+inline std::vector<double> all_values(const Tensor& t) { return values(t.to(Device::cpu()).to(DType::float64)); }
+
 /// Every element of `actual` within `tol` (relative above 1, absolute below) of `expected`;
 /// a failure reports how many differ and the first one.
 inline void check_close(const std::vector<double>& actual, const std::vector<double>& expected, double tol) {
@@ -95,6 +98,36 @@ inline void check_gradients(const std::function<Tensor(std::span<const Tensor>)>
                        << r.numeric);
   CHECK(r.checked == expected);
   CHECK(r.max_rel_error <= kGradTolerance);
+}
+
+/// Backward adds into a gradient that is already there: each input's gradient, pre-filled
+/// with a sentinel S, must end as S + the gradient a fresh backward writes (the same check
+/// as tests/autograd/test_tape.cpp's, for one op).
+inline void check_accumulates(const std::function<Tensor(std::span<const Tensor>)>& fn, std::vector<Tensor> inputs) {
+  const Tensor probe = fn(inputs);
+  Generator gen(99);
+  const Tensor seed = randn(probe.shape(), {.dtype = probe.dtype()}, gen);
+  for (Tensor& t : inputs)
+    if (t.defined() && t.requires_grad()) t.set_grad(Tensor());
+  fn(inputs).backward(seed);
+  std::vector<std::vector<double>> expected(inputs.size());
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    Tensor& t = inputs[k];
+    if (!t.defined() || !t.requires_grad()) continue;
+    REQUIRE(t.grad().defined());
+    const std::vector<double> fresh = values(t.grad());
+    const Tensor sentinel = random_input(t.shape(), 1000 + k, false, 100.0, 200.0).to(t.dtype());
+    const std::vector<double> s = values(sentinel);
+    for (std::size_t i = 0; i < fresh.size(); ++i) expected[k].push_back(s[i] + fresh[i]);
+    t.set_grad(sentinel);
+  }
+  fn(inputs).backward(seed);
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    if (expected[k].empty()) continue;
+    INFO("input " << k);
+    check_close(inputs[k].grad(), expected[k], 1e-14);
+    inputs[k].set_grad(Tensor());
+  }
 }
 
 }  // namespace tinynet::testing

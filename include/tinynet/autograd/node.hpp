@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -124,7 +125,7 @@ bool any_needs_grad(const Ts&... ts) {
 
 /// Records `node` as the producer of `out`, with edges to `inputs` (undefined inputs,
 /// and inputs that do not require grad, get empty edges).
-inline void record(Tensor& out, std::shared_ptr<Node> node, std::initializer_list<const Tensor*> inputs) {
+inline void record(Tensor& out, std::shared_ptr<Node> node, std::span<const Tensor* const> inputs) {
   node->next.reserve(inputs.size());
   for (const Tensor* in : inputs) {
     Edge e;
@@ -142,6 +143,11 @@ inline void record(Tensor& out, std::shared_ptr<Node> node, std::initializer_lis
   node->sequence_nr = detail::sequence_counter().fetch_add(1);
   out.impl().grad_fn = std::move(node);
   out.impl().requires_grad = true;
+}
+
+/// record() for a fixed list of inputs: `record(y, node, {&a, &b})`.
+inline void record(Tensor& out, std::shared_ptr<Node> node, std::initializer_list<const Tensor*> inputs) {
+  record(out, std::move(node), std::span<const Tensor* const>(inputs.begin(), inputs.size()));
 }
 
 }  // namespace tinynet::autograd

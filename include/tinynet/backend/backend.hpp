@@ -52,6 +52,27 @@ void dispatch(Device device, DType dtype, const char* op, F&& f) {
                [&](auto be) { dispatch_floating(dtype, op, [&]<typename T>() { f.template operator()<T>(be); }); });
 }
 
+/// The dtypes a dispatch takes, each through its dispatcher in core/dtype.hpp.
+enum class DTypes {
+  comparable,  ///< float32, float64, int32, int64, bool (comparisons, argmax)
+  integral,    ///< int32, int64, bool (sums that count)
+  all,         ///< every dtype (copies: the views that gather, cat, index_select)
+};
+
+/// Like dispatch, with T any dtype of the set `Set`; TypeError naming `op` for the others.
+template <DTypes Set, typename F>
+void dispatch_over(Device device, DType dtype, const char* op, F&& f) {
+  with_backend(device, op, [&](auto be) {
+    const auto call = [&]<typename T>() { f.template operator()<T>(be); };
+    if constexpr (Set == DTypes::comparable)
+      dispatch_arithmetic_and_bool(dtype, op, call);
+    else if constexpr (Set == DTypes::integral)
+      dispatch_integral(dtype, op, call);
+    else
+      dispatch_all(dtype, call);
+  });
+}
+
 /// Like dispatch, and T = bfloat16 for bfloat16 tensors (the ops whose kernels take
 /// bfloat16 activations: core/dtype.hpp, dispatch_floating_and_bf16).
 template <typename F>

@@ -12,7 +12,7 @@
 
 namespace tinynet::backend {
 
-enum class Binary { add, sub, mul, div };
+enum class Binary { add, sub, mul, div, maximum, minimum };
 
 template <typename T>
 TINYNET_HOST_DEVICE T binary_apply(Binary op, T a, T b) {
@@ -25,11 +25,15 @@ TINYNET_HOST_DEVICE T binary_apply(Binary op, T a, T b) {
       return a * b;
     case Binary::div:
       return a / b;
+    case Binary::maximum:  // NaN wins, as in PyTorch
+      return a > b || a != a ? a : b;
+    case Binary::minimum:
+      return a < b || a != a ? a : b;
   }
   return T(0);
 }
 
-/// d(a op b)/da and d(a op b)/db.
+/// d(a op b)/da and d(a op b)/db. maximum and minimum split a tie half and half, as PyTorch.
 template <typename T>
 TINYNET_HOST_DEVICE T binary_partial(Binary op, int wrt, T a, T b) {
   switch (op) {
@@ -41,6 +45,14 @@ TINYNET_HOST_DEVICE T binary_partial(Binary op, int wrt, T a, T b) {
       return wrt == 0 ? b : a;
     case Binary::div:
       return wrt == 0 ? T(1) / b : -a / (b * b);
+    case Binary::maximum: {
+      const T self = wrt == 0 ? a : b, other = wrt == 0 ? b : a;
+      return self > other ? T(1) : self == other ? T(0.5) : T(0);
+    }
+    case Binary::minimum: {
+      const T self = wrt == 0 ? a : b, other = wrt == 0 ? b : a;
+      return self < other ? T(1) : self == other ? T(0.5) : T(0);
+    }
   }
   return T(0);
 }
@@ -195,6 +207,44 @@ struct MulScalar {  // y = x * s
   template <typename T>
   TINYNET_HOST_DEVICE T backward(T g, T, T) const {
     return g * static_cast<T>(s);
+  }
+};
+struct Abs {  // dy/dx = sign(x), 0 at 0
+  static constexpr const char* kName = "abs";
+  static constexpr bool kSavesX = true, kSavesY = false;
+  template <typename T>
+  TINYNET_HOST_DEVICE T forward(T x) const {
+    return std::fabs(x);
+  }
+  template <typename T>
+  TINYNET_HOST_DEVICE T backward(T g, T x, T) const {
+    return x > T(0) ? g : x < T(0) ? -g : T(0);
+  }
+};
+struct Sqrt {  // dy/dx = 1 / (2 y)
+  static constexpr const char* kName = "sqrt";
+  static constexpr bool kSavesX = false, kSavesY = true;
+  template <typename T>
+  TINYNET_HOST_DEVICE T forward(T x) const {
+    return std::sqrt(x);
+  }
+  template <typename T>
+  TINYNET_HOST_DEVICE T backward(T g, T, T y) const {
+    return g / (T(2) * y);
+  }
+};
+struct Clamp {  // y = min(max(x, lo), hi) (hi where lo > hi); dy/dx = [lo <= x <= hi]
+  static constexpr const char* kName = "clamp";
+  static constexpr bool kSavesX = true, kSavesY = false;
+  double lo, hi;
+  template <typename T>
+  TINYNET_HOST_DEVICE T forward(T x) const {
+    const T y = x < static_cast<T>(lo) ? static_cast<T>(lo) : x;  // NaN stays NaN
+    return y > static_cast<T>(hi) ? static_cast<T>(hi) : y;
+  }
+  template <typename T>
+  TINYNET_HOST_DEVICE T backward(T g, T x, T) const {
+    return x >= static_cast<T>(lo) && x <= static_cast<T>(hi) ? g : T(0);
   }
 };
 struct PowScalar {  // y = x^p; dy/dx = p x^(p-1)

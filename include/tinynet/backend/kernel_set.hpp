@@ -10,11 +10,14 @@
 #include <cstdint>
 
 #include "tinynet/backend/batch_norm.hpp"
+#include "tinynet/backend/compare.hpp"
 #include "tinynet/backend/conv2d.hpp"
 #include "tinynet/backend/elementwise.hpp"
 #include "tinynet/backend/optimizers.hpp"
 #include "tinynet/backend/pool2d.hpp"
 #include "tinynet/backend/products.hpp"
+#include "tinynet/backend/reduce.hpp"
+#include "tinynet/backend/view.hpp"
 #include "tinynet/core/random.hpp"
 #include "tinynet/core/shape.hpp"
 
@@ -25,10 +28,10 @@ namespace tinynet::backend {
 template <class B, class T>
 concept KernelSetFor = requires(B be, const T* x, T* y, std::int64_t i, bool on, double d, T s, const Shape& shape,
                                 const Conv2dGeometry& conv, const Pool2dGeometry& pool, const BatchNormGeometry& bn,
-                                const std::int64_t* target, std::int64_t* index, std::int32_t* argmax,
-                                const std::int32_t* saved_argmax, double* sums, const RandomStream& rs,
-                                const UnaryForward<Relu, T>& rule, const SgdArgs& sgd, const AdadeltaArgs& adadelta,
-                                const AdamArgs& adam, Products products) {
+                                const std::int64_t* target, const std::int32_t* index32, std::int64_t* index,
+                                std::int32_t* argmax, const std::int32_t* saved_argmax, double* sums,
+                                const RandomStream& rs, const UnaryForward<Relu, T>& rule, const SgdArgs& sgd,
+                                const AdadeltaArgs& adadelta, const AdamArgs& adam, Products products) {
   // elementwise
   { for_each_index(be, i, rule) } -> std::same_as<void>;
   { zip_map(be, x, x, y, i, on, Times{}) } -> std::same_as<void>;
@@ -60,10 +63,13 @@ concept KernelSetFor = requires(B be, const T* x, T* y, std::int64_t i, bool on,
   // dropout
   { dropout_mask(be, rs, y, i, d) } -> std::same_as<void>;
   { apply_mask(be, x, x, y, i, i, on) } -> std::same_as<void>;
+  // index_select's backward (its forward, with the copies, in CopyKernelsFor)
+  { index_select_backward(be, x, target, y, i, i, i, i, on) } -> std::same_as<void>;
+  { index_select_backward(be, x, index32, y, i, i, i, i, on) } -> std::same_as<void>;
   // reductions, softmax, loss
   { sum_dim(be, x, y, i, i, i, s) } -> std::same_as<void>;
   { broadcast_dim(be, x, y, i, i, i, s, on) } -> std::same_as<void>;
-  { argmax_dim(be, x, index, i, i, i) } -> std::same_as<void>;
+  { extremum_dim_backward(be, x, x, x, y, i, i, i, on) } -> std::same_as<void>;
   { softmax_forward(be, x, y, i, i, i, on) } -> std::same_as<void>;
   { softmax_backward(be, x, x, y, i, i, i, on, on) } -> std::same_as<void>;
   { nll_forward(be, x, target, y, y, d, i, i) } -> std::same_as<void>;
@@ -93,8 +99,42 @@ concept KernelSetForBf16 = requires(B be, const bfloat16* x, bfloat16* y, const 
   { apply_mask(be, x, mask, y, i, i, on) } -> std::same_as<void>;
 };
 
-/// Every kernel, for float32 and float64, and those above for bfloat16.
+/// The kernels of tag B for the dtypes that compare (T: float, double, std::int32_t,
+/// std::int64_t, bool): comparisons write bool; amax, amin, argmax, argmin.
+template <class B, class T>
+concept CompareKernelsFor = requires(B be, const T* x, T* y, bool* mask, std::int64_t* index, std::int64_t i, bool on,
+                                     const Shape& shape, Compare cmp, Extremum e) {
+  { zip_map(be, x, x, mask, i, on, cmp) } -> std::same_as<void>;
+  { broadcast_map(be, x, shape, x, shape, mask, shape, cmp) } -> std::same_as<void>;
+  { extremum_dim(be, x, y, i, i, i, e) } -> std::same_as<void>;
+  { arg_extremum_dim(be, x, index, i, i, i, e) } -> std::same_as<void>;
+};
+
+/// The kernels of tag B that move elements of every dtype (T: float, double, std::int32_t,
+/// std::int64_t, bool, bfloat16): the views that copy, broadcasting, cat, index_select.
+template <class B, class T>
+concept CopyKernelsFor = requires(B be, const T* x, T* y, const CopyGeometry& g, const std::int64_t* index,
+                                  const std::int32_t* index32, std::int64_t i, bool on) {
+  { strided_copy(be, g, x, y, on) } -> std::same_as<void>;
+  { index_select_forward(be, x, index, y, i, i, i, i) } -> std::same_as<void>;
+  { index_select_forward(be, x, index32, y, i, i, i, i) } -> std::same_as<void>;
+};
+
+/// The kernels of tag B for the integer dtypes (T: std::int32_t, std::int64_t, bool):
+/// sums that count, in int64.
+template <class B, class T>
+concept CountKernelsFor = requires(B be, const T* x, std::int64_t* y, std::int64_t i) {
+  { sum_dim(be, x, y, i, i, i, i) } -> std::same_as<void>;
+};
+
+/// Every kernel, for float32 and float64, and those above for bfloat16, the comparisons,
+/// the counts and the copies.
 template <class B>
-concept KernelSet = KernelSetFor<B, float> && KernelSetFor<B, double> && KernelSetForBf16<B>;
+concept KernelSet = KernelSetFor<B, float> && KernelSetFor<B, double> && KernelSetForBf16<B> &&
+    CompareKernelsFor<B, float> && CompareKernelsFor<B, double> && CompareKernelsFor<B, std::int32_t> &&
+    CompareKernelsFor<B, std::int64_t> && CompareKernelsFor<B, bool> && CountKernelsFor<B, std::int32_t> &&
+    CountKernelsFor<B, std::int64_t> && CountKernelsFor<B, bool> && CopyKernelsFor<B, float> &&
+    CopyKernelsFor<B, double> && CopyKernelsFor<B, std::int32_t> && CopyKernelsFor<B, std::int64_t> &&
+    CopyKernelsFor<B, bool> && CopyKernelsFor<B, bfloat16>;
 
 }  // namespace tinynet::backend

@@ -107,6 +107,7 @@ class NcclGroup : public ProcessGroup {
       case DType::int64:
         return ncclInt64;
       case DType::bfloat16:
+      case DType::bool_:
         break;
     }
     throw TypeError(

@@ -54,8 +54,10 @@ inline std::uint8_t dtype_code(DType t) {
       return 4;
     case DType::bfloat16:
       return 5;
+    case DType::bool_:  // comparison results, never state
+      break;
   }
-  throw TypeError("tinynet files: unknown dtype");
+  throw TypeError(tinynet::detail::concat("tinynet files: ", t, " tensors are not saved"));
 }
 
 inline std::optional<DType> dtype_from_code(std::uint8_t code) {

@@ -213,6 +213,8 @@ inline const char* storage_class(DType dtype) {
       return "LongStorage";
     case DType::bfloat16:
       return "BFloat16Storage";
+    case DType::bool_:
+      return "BoolStorage";
   }
   return "?";
 }

@@ -103,6 +103,8 @@ inline int data_type(DType d) {
       return kInt64;
     case DType::bfloat16:
       return kBFloat16;
+    case DType::bool_:  // no model tensor is bool
+      break;
   }
   return 0;
 }

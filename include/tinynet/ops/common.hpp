@@ -25,6 +25,15 @@ void dispatch_with_bf16(const Tensor& on, const char* op, F&& f) {
   backend::dispatch_with_bf16(on.device(), on.dtype(), op, std::forward<F>(f));
 }
 
+using backend::DTypes;
+
+/// dispatch() over another set of dtypes (backend/backend.hpp): `dispatch_over<DTypes::all>(x,
+/// "cat", [&]<typename T>(auto be) { ... })`.
+template <DTypes Set, typename F>
+void dispatch_over(const Tensor& on, const char* op, F&& f) {
+  backend::dispatch_over<Set>(on.device(), on.dtype(), op, std::forward<F>(f));
+}
+
 /// `t`'s data, or null when `t` is undefined (an optional operand: a bias, a saved output).
 template <typename T>
 T* data_or_null(const Tensor& t) {
@@ -58,6 +67,15 @@ inline void check_same_kind(const char* op, const Tensor& a, const Tensor& b, co
 inline void check_rank(const char* op, const Tensor& t, int rank, const char* what, const char* layout) {
   TINYNET_CHECK(ShapeError, t.dim() == rank, op, ": expected ", what, " of rank ", rank, " (", layout, "), got shape ",
                 t.shape());
+}
+
+/// `dim` of a tensor of shape `s` in [0, rank + extra), negative counting from the end (extra
+/// is 1 for the ops that insert a dim: unsqueeze, stack); IndexError naming `op` otherwise.
+inline int wrap_dim(const char* op, const Shape& s, int dim, int extra = 0) {
+  const int n = s.rank() + extra, w = dim < 0 ? dim + n : dim;
+  TINYNET_CHECK(IndexError, w >= 0 && w < n, op, ": dimension ", dim, " out of range for shape ", s, " (expected in [",
+                -n, ", ", n - 1, "])");
+  return w;
 }
 
 /// A new output tensor with `like`'s dtype and device.

@@ -1,9 +1,11 @@
 #pragma once
 /// \file
-/// Elementwise ops with broadcasting (add, sub, mul, div), scalar ops, and unary
-/// activations (neg, relu, sigmoid, tanh, exp, log, pow).
+/// Elementwise ops with broadcasting (add, sub, mul, div, maximum, minimum), scalar ops,
+/// unary activations (neg, relu, sigmoid, tanh, exp, log, pow) and abs, sqrt, clamp.
 
 #include <cmath>
+#include <limits>
+#include <optional>
 
 #include "tinynet/backend/cpu/elementwise.hpp"
 #include "tinynet/backend/cuda/elementwise.hpp"  // empty in builds without CUDA
@@ -32,13 +34,13 @@ namespace ops::detail {
 using backend::Binary;
 
 inline const char* binary_name(Binary op) {
-  constexpr const char* names[] = {"add", "sub", "mul", "div"};
+  constexpr const char* names[] = {"add", "sub", "mul", "div", "maximum", "minimum"};
   return names[static_cast<int>(op)];
 }
 
-/// out = f(a, b) over the broadcast shape `os`, with backend `be`.
-template <typename B, typename T, typename F>
-void broadcast_or_zip(B be, const T* a, const Shape& as, const T* b, const Shape& bs, T* out, const Shape& os, F f) {
+/// out = f(a, b) over the broadcast shape `os`, with backend `be` (U: T, or bool).
+template <typename B, typename T, typename U, typename F>
+void broadcast_or_zip(B be, const T* a, const Shape& as, const T* b, const Shape& bs, U* out, const Shape& os, F f) {
   if (as == bs)
     zip_map(be, a, b, out, os.numel(), false, f);
   else
@@ -141,6 +143,15 @@ inline Tensor sub(const Tensor& a, const Tensor& b) { return ops::detail::binary
 inline Tensor mul(const Tensor& a, const Tensor& b) { return ops::detail::binary(ops::detail::Binary::mul, a, b); }
 /// a / b elementwise, broadcasting.
 inline Tensor div(const Tensor& a, const Tensor& b) { return ops::detail::binary(ops::detail::Binary::div, a, b); }
+/// The larger of a and b elementwise, broadcasting (NaN if either is); a tie sends half the
+/// gradient to each.
+inline Tensor maximum(const Tensor& a, const Tensor& b) {
+  return ops::detail::binary(ops::detail::Binary::maximum, a, b);
+}
+/// The smaller of a and b elementwise, as maximum.
+inline Tensor minimum(const Tensor& a, const Tensor& b) {
+  return ops::detail::binary(ops::detail::Binary::minimum, a, b);
+}
 
 inline Tensor neg(const Tensor& x) { return ops::detail::unary<backend::Neg>(x); }
 /// max(x, 0)
@@ -150,6 +161,21 @@ inline Tensor sigmoid(const Tensor& x) { return ops::detail::unary<backend::Sigm
 inline Tensor tanh(const Tensor& x) { return ops::detail::unary<backend::Tanh>(x); }
 inline Tensor exp(const Tensor& x) { return ops::detail::unary<backend::Exp>(x); }
 inline Tensor log(const Tensor& x) { return ops::detail::unary<backend::Log>(x); }
+/// |x|; its gradient is sign(x), 0 at 0.
+inline Tensor abs(const Tensor& x) { return ops::detail::unary<backend::Abs>(x); }
+/// The square root; its gradient 1 / (2 sqrt(x)) is infinite at 0.
+inline Tensor sqrt(const Tensor& x) { return ops::detail::unary<backend::Sqrt>(x); }
+/// x clamped to [min, max] (to max where min > max; NaN stays NaN); either bound may be
+/// omitted, not both. The gradient passes where min <= x <= max, as PyTorch's.
+inline Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> max) {
+  TINYNET_CHECK(ValueError, min || max, "clamp: at least one of min and max must be given");
+  return ops::detail::unary(x, backend::Clamp{min.value_or(-std::numeric_limits<double>::infinity()),
+                                              max.value_or(std::numeric_limits<double>::infinity())});
+}
+/// clamp(x, min, none): max(x, min).
+inline Tensor clamp_min(const Tensor& x, double min) { return clamp(x, min, std::nullopt); }
+/// clamp(x, none, max): min(x, max).
+inline Tensor clamp_max(const Tensor& x, double max) { return clamp(x, std::nullopt, max); }
 /// x^p elementwise.
 inline Tensor pow(const Tensor& x, double p) { return ops::detail::unary(x, backend::PowScalar{p}); }
 inline Tensor add(const Tensor& x, double s) { return ops::detail::unary(x, backend::AddScalar{s}); }

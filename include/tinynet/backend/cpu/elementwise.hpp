@@ -46,12 +46,13 @@ void for_each_index(Tag, std::int64_t n, const UnaryBackward<Op, T>& f) {
   });
 }
 
-/// out[i] = f(a[i], b[i]) (same shapes), writing or adding into out.
-template <typename T, typename F>
-void zip_map(Tag, const T* a, const T* b, T* out, std::int64_t n, bool accumulate, F f) {
+/// out[i] = f(a[i], b[i]) (same shapes), writing or adding into out. U is T, or bool for
+/// the comparisons.
+template <typename T, typename U, typename F>
+void zip_map(Tag, const T* a, const T* b, U* out, std::int64_t n, bool accumulate, F f) {
   parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
     if (accumulate)
-      for (std::int64_t i = lo; i < hi; ++i) out[i] += f(a[i], b[i]);
+      for (std::int64_t i = lo; i < hi; ++i) out[i] = static_cast<U>(out[i] + f(a[i], b[i]));
     else
       for (std::int64_t i = lo; i < hi; ++i) out[i] = f(a[i], b[i]);
   });
@@ -101,9 +102,9 @@ inline std::int64_t broadcast_offset(std::int64_t i, const Shape& out,
 
 }  // namespace detail
 
-/// out[i] = f(a[bcast i], b[bcast i]) over the broadcast shape `os`.
-template <typename T, typename F>
-void broadcast_map(Tag, const T* a, const Shape& as, const T* b, const Shape& bs, T* out, const Shape& os, F f) {
+/// out[i] = f(a[bcast i], b[bcast i]) over the broadcast shape `os` (U as for zip_map).
+template <typename T, typename U, typename F>
+void broadcast_map(Tag, const T* a, const Shape& as, const T* b, const Shape& bs, U* out, const Shape& os, F f) {
   const auto sa = broadcast_strides(as, os), sb = broadcast_strides(bs, os);
   const std::int64_t inner = os.rank() ? os[os.rank() - 1] : 1;
   const std::int64_t rows = inner ? os.numel() / inner : 0;
@@ -114,7 +115,7 @@ void broadcast_map(Tag, const T* a, const Shape& as, const T* b, const Shape& bs
                  for (std::int64_t r = lo; r < hi; ++r) {
                    const T* pa = a + detail::broadcast_offset(r * inner, os, sa);
                    const T* pb = b + detail::broadcast_offset(r * inner, os, sb);
-                   T* po = out + r * inner;
+                   U* po = out + r * inner;
                    for (std::int64_t j = 0; j < inner; ++j) po[j] = f(pa[j * ia], pb[j * ib]);
                  }
                });

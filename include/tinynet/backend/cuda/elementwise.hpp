@@ -17,16 +17,16 @@ namespace tinynet::backend::cuda {
 
 namespace detail {
 
-template <typename T, typename F>
+template <typename T, typename U, typename F>
 struct ZipMap {
   const T* a;
   const T* b;
-  T* out;
+  U* out;
   bool accumulate;
   F f;
   TINYNET_HOST_DEVICE void operator()(std::int64_t i) const {
-    const T v = f(a[i], b[i]);
-    out[i] = accumulate ? out[i] + v : v;
+    const U v = f(a[i], b[i]);
+    out[i] = accumulate ? static_cast<U>(out[i] + v) : v;
   }
 };
 
@@ -52,11 +52,11 @@ TINYNET_HOST_DEVICE inline void broadcast_offsets(const Dims& d, std::int64_t i,
   }
 }
 
-template <typename T, typename F>
+template <typename T, typename U, typename F>
 struct BroadcastMap {
   const T* a;
   const T* b;
-  T* out;
+  U* out;
   Dims d;
   F f;
   TINYNET_HOST_DEVICE void operator()(std::int64_t i) const {
@@ -109,10 +109,10 @@ void for_each_index(Tag, std::int64_t n, const F& f) {
   for_each_index(n, f);
 }
 
-/// out[i] (+)= f(a[i], b[i])
-template <typename T, typename F>
-void zip_map(Tag, const T* a, const T* b, T* out, std::int64_t n, bool accumulate, F f) {
-  for_each_index(n, detail::ZipMap<T, F>{a, b, out, accumulate, f});
+/// out[i] (+)= f(a[i], b[i]); U is T, or bool for the comparisons.
+template <typename T, typename U, typename F>
+void zip_map(Tag, const T* a, const T* b, U* out, std::int64_t n, bool accumulate, F f) {
+  for_each_index(n, detail::ZipMap<T, U, F>{a, b, out, accumulate, f});
 }
 
 /// dst = src, or dst += src.
@@ -130,15 +130,15 @@ inline void broadcast_strides(const Shape& s, const Shape& out, std::int64_t* st
   }
 }
 
-/// out[i] = f(a[bcast i], b[bcast i]) over the broadcast shape `os`.
-template <typename T, typename F>
-void broadcast_map(Tag, const T* a, const Shape& as, const T* b, const Shape& bs, T* out, const Shape& os, F f) {
+/// out[i] = f(a[bcast i], b[bcast i]) over the broadcast shape `os` (U as for zip_map).
+template <typename T, typename U, typename F>
+void broadcast_map(Tag, const T* a, const Shape& as, const T* b, const Shape& bs, U* out, const Shape& os, F f) {
   Dims d;
   d.rank = os.rank();
   for (int k = 0; k < d.rank; ++k) d.extent[k] = os[k];
   broadcast_strides(as, os, d.stride_a);
   broadcast_strides(bs, os, d.stride_b);
-  for_each_index(os.numel(), detail::BroadcastMap<T, F>{a, b, out, d, f});
+  for_each_index(os.numel(), detail::BroadcastMap<T, U, F>{a, b, out, d, f});
 }
 
 /// dst (shape ds) (+)= src (shape ss) summed over the dims along which ds was broadcast to ss.

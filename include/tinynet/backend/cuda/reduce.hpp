@@ -32,10 +32,10 @@ struct BroadcastDim {
 
 }  // namespace detail
 
-/// y[o,i] = scale * sum_k x[o,k,i]
-template <typename T>
-void sum_dim(Tag, const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner, T scale) {
-  for_each_index(outer * inner, SumDimRow<T>{x, y, n, inner, scale});
+/// y[o,i] = scale * sum_k x[o,k,i]; U is T, or int64 for int32, int64 and bool x (counts).
+template <typename T, typename U>
+void sum_dim(Tag, const T* x, U* y, std::int64_t outer, std::int64_t n, std::int64_t inner, U scale) {
+  for_each_index(outer * inner, SumDimRow<T, U>{x, y, n, inner, scale});
 }
 
 /// dx[o,k,i] (+)= scale * gy[o,i]
@@ -45,10 +45,24 @@ void broadcast_dim(Tag, const T* gy, T* dx, std::int64_t outer, std::int64_t n, 
   for_each_index(outer * n * inner, detail::BroadcastDim<T>{gy, dx, n, inner, scale, accumulate});
 }
 
-/// y[o,i] = argmax_k x[o,k,i] (first maximum on ties)
+/// y[o,i] = max_k x[o,k,i] (min for Extremum::min; NaN if any is)
 template <typename T>
-void argmax_dim(Tag, const T* x, std::int64_t* y, std::int64_t outer, std::int64_t n, std::int64_t inner) {
-  for_each_index(outer * inner, ArgmaxRow<T>{x, y, n, inner});
+void extremum_dim(Tag, const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner, Extremum e) {
+  for_each_index(outer * inner, ExtremumRow<T>{x, y, nullptr, n, inner, e});
+}
+
+/// index[o,i] = the first k at which x[o,k,i] is the extremum
+template <typename T>
+void arg_extremum_dim(Tag, const T* x, std::int64_t* index, std::int64_t outer, std::int64_t n, std::int64_t inner,
+                      Extremum e) {
+  for_each_index(outer * inner, ExtremumRow<T>{x, nullptr, index, n, inner, e});
+}
+
+/// dx[o,k,i] (+)= gy[o,i] / ties where x[o,k,i] == y[o,i], else 0
+template <typename T>
+void extremum_dim_backward(Tag, const T* x, const T* y, const T* gy, T* dx, std::int64_t outer, std::int64_t n,
+                           std::int64_t inner, bool accumulate) {
+  for_each_index(outer * inner, ExtremumBackwardRow<T>{x, y, gy, dx, n, inner, accumulate});
 }
 
 }  // namespace tinynet::backend::cuda

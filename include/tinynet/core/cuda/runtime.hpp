@@ -265,7 +265,8 @@ inline void synchronize() {
 #endif
   detail::keep_alive().release_all_after_sync();
   TINYNET_CHECK(IndexError, !(code & detail::kIndexOutOfRange),
-                "a CUDA kernel found an index out of range (nll_loss: a target outside [0, classes))");
+                "a CUDA kernel found an index out of range (nll_loss: a target outside [0, classes); index_select: "
+                "an index outside the dimension)");
 }
 
 /// Where a copy goes from and to.
