@@ -95,8 +95,10 @@ struct ReductionPlan {
 inline ReductionPlan reduction_over(const char* op, const Tensor& x, int dim, bool all, bool keepdim, bool nonempty) {
   TINYNET_CHECK(Error, x.defined(), op, ": input is an undefined tensor");
   const int d = all ? 0 : wrap_dim(op, x.shape(), dim);
-  ReductionPlan r{all ? DimSplit{1, x.numel(), 1} : split_at(x.shape(), d),
-                  all ? Shape{} : reduced_shape(x.shape(), d, keepdim)};
+  // Member by member: nvcc 13's device front end crashes on this as one braced initializer.
+  ReductionPlan r;
+  r.split = all ? DimSplit{1, x.numel(), 1} : split_at(x.shape(), d);
+  r.out = all ? Shape{} : reduced_shape(x.shape(), d, keepdim);
   if (nonempty && all) TINYNET_CHECK(ValueError, r.split.n > 0, op, ": the input of shape ", x.shape(), " is empty");
   if (nonempty) TINYNET_CHECK(ValueError, r.split.n > 0, op, ": dimension ", dim, " of shape ", x.shape(), " is empty");
   return r;
