@@ -5,7 +5,7 @@
 // by other connections. A connection the engine refuses (StoreProtocolError) is closed and
 // opened again, as TCPStoreServer drops it; any other exception, a crash or a sanitizer
 // report is a finding. Built and run by run_fuzz.cmake (TARGET=fuzz_store, seeds in
-// tests/fuzz/seeds/store: sessions of the real torch 1.13 and 2.6 clients).
+// tests/fuzz/seeds/store: exchanges recorded from the real torch 1.13 and 2.6 clients).
 
 #include <cstddef>
 #include <cstdint>

@@ -130,7 +130,7 @@ def runtime(work, ort_dir):
 def without_schema_noise(make):
     """Returns make(), whose standard error is passed on but for Debian's onnxruntime 1.21
     "Schema error: Trying to register schema ... already registered" lines (one per ONNX op,
-    printed at every session's creation: its libonnx registers the schemas twice), which are
+    printed each time an InferenceSession is made: its libonnx registers the schemas twice), which are
     counted instead."""
     sys.stderr.flush()
     saved = os.dup(2)
