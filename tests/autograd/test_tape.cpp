@@ -331,6 +331,40 @@ std::vector<Family> op_families() {
       {"nll_loss", [t3](auto in) { return nll_loss(in[0], t3); }, {random_input({3, 4}, 36)}},
       {"nll_loss none", [t3](auto in) { return nll_loss(in[0], t3, Reduction::none); }, {random_input({3, 4}, 37)}},
       {"cross_entropy", [t3](auto in) { return cross_entropy(in[0], t3, Reduction::sum); }, {random_input({3, 4}, 38)}},
+      {"where",
+       [](auto in) { return where(gt(in[0], 0.0), in[0], in[1]); },
+       {away_from_zero({3, 4}, 51), random_input({4}, 52)}},
+      {"clamp", [](auto in) { return clamp(in[0], -0.3, 0.4); }, {distinct_values({3, 4}, 53)}},
+      {"abs", [](auto in) { return tinynet::abs(in[0]); }, {away_from_zero({3, 4}, 54)}},
+      {"sqrt", [](auto in) { return tinynet::sqrt(in[0]); }, {random_input({3, 4}, 55, true, 0.5, 2.0)}},
+      {"maximum (broadcast)",
+       [](auto in) { return maximum(in[0], in[1]); },
+       {distinct_values({3, 4}, 56), random_input({4}, 57)}},
+      {"minimum x, x", [](auto in) { return minimum(in[0], in[0]); }, {random_input({5}, 58)}},
+      {"amax dim", [](auto in) { return amax(in[0], 1, true); }, {distinct_values({2, 3, 4}, 59)}},
+      {"amin all", [](auto in) { return amin(in[0]); }, {distinct_values({2, 3}, 60)}},
+      {"cat (one input twice)",
+       [](auto in) { return cat({in[0], in[1], in[0]}, 1); },
+       {random_input({2, 3}, 61), random_input({2, 1}, 62)}},
+      {"stack", [](auto in) { return stack({in[0], in[1]}, 2); }, {random_input({2, 3}, 63), random_input({2, 3}, 64)}},
+      {"narrow + select",
+       [](auto in) {
+         return in[0].narrow(1, 1, 2).select(0, 1);
+       },
+       {random_input({3, 4}, 65)}},
+      {"index_select (repeated index)",
+       [](auto in) { return index_select(in[0], 0, tensor<std::int64_t>({2, 0, 2})); },
+       {random_input({3, 4}, 66)}},
+      {"permute + transpose",
+       [](auto in) {
+         return in[0].permute({2, 0, 1}).transpose(0, 1);
+       },
+       {random_input({2, 3, 4}, 67)}},
+      {"unsqueeze + squeeze",
+       [](auto in) {
+         return in[0].unsqueeze(1).squeeze(2);
+       },
+       {random_input({3, 1, 4}, 68)}},
   };
 }
 

@@ -53,7 +53,47 @@ struct Nested : Module<Nested> {
   }
 };
 
+// A block inside a model: an error in block.conv is named by its full path.
+struct Block : Module<Block> {
+  Conv2d<4, 3, 1, 1> conv{2};
+  Tensor forward(const Tensor& x) { return relu(conv(x)); }
+  template <class V>
+  void visit(V&& v) {
+    v("conv", conv);
+  }
+};
+struct Outer : Module<Outer> {
+  Block block;
+  Tensor forward(const Tensor& x) { return block(x); }
+  template <class V>
+  void visit(V&& v) {
+    v("block", block);
+  }
+};
+
 }  // namespace
+
+TEST_CASE("free-form model: an error names the member that raised it, its type and the model", "[nn][module][errors]") {
+  Net net;
+  try {
+    net(zeros({2, 1, 30, 30}));  // 12544 features reach fc1, which takes 9216
+    FAIL("no error");
+  } catch (const ShapeError& e) {
+    CHECK_THAT(e.what(), Catch::EndsWith("(in Net.fc1 [Linear])"));
+    CHECK(e.module_path() == "fc1");
+  }
+  Outer outer;
+  try {
+    outer(zeros({2, 3, 8, 8}));  // conv takes 2 channels
+    FAIL("no error");
+  } catch (const ShapeError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("3") && Catch::EndsWith("(in Outer.block.conv [Conv2d])"));
+    CHECK(e.module_path() == "block.conv");
+  }
+  // Called directly, a layer names only itself.
+  Linear<3> fc{4};
+  CHECK_THROWS_WITH(fc(zeros({2, 5})), Catch::EndsWith("(in Linear)"));
+}
 
 TEST_CASE("free-form model: PyTorch's names, shared tape and training mode", "[nn][module]") {
   manual_seed(7);

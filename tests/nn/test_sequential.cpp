@@ -8,6 +8,11 @@ using namespace tinynet::nn;
 using MnistNet = Sequential<Input<1, 28, 28>, Conv2d<32, 3>, ReLU, Conv2d<64, 3>, ReLU, MaxPool2d<2>, Dropout, Flatten,
                             Linear<128>, ReLU, Dropout, Linear<10>, LogSoftmax>;
 
+// A user's layer whose forward always raises.
+struct AlwaysRaises : Module<AlwaysRaises>, SameShape {
+  Tensor forward(const Tensor&) { throw ValueError("AlwaysRaises: raised on purpose"); }
+};
+
 // Shapes and parameter counts are compile-time facts.
 static_assert(std::is_same_v<MnistNet::output_shape, Sample<10>>);
 static_assert(MnistNet::parameter_count == (32 * 9 + 32) + (64 * 32 * 9 + 64) + (128 * 9216 + 128) + (10 * 128 + 10));
@@ -45,6 +50,26 @@ TEST_CASE("Sequential: a wrong input shape is a ShapeError naming both shapes", 
   CHECK_THROWS_AS(net(zeros({2, 3, 28, 28})), ShapeError);
   CHECK_THROWS_WITH(net(zeros({2, 3, 28, 28})), Catch::Contains("[N, 1, 28, 28]") && Catch::Contains("[2, 3, 28, 28]"));
   CHECK_THROWS_AS(net(zeros({1, 28, 28})), ShapeError);
+}
+
+TEST_CASE("Sequential: a wrong input shape says what is likely missing", "[nn][sequential][errors]") {
+  MnistNet net;
+  CHECK_THROWS_WITH(net(zeros({1, 28, 28})), Catch::Contains("without a batch dimension? pass x.unsqueeze(0)"));
+  CHECK_THROWS_WITH(net(zeros({64, 784})),
+                    Catch::Contains("got [64, 784]") && Catch::Contains("reshape it, x.view({64, 1, 28, 28})"));
+  CHECK_THROWS_WITH(net(zeros({2, 3, 28, 28})), !Catch::Contains("unsqueeze") && !Catch::Contains("x.view"));
+}
+
+TEST_CASE("Sequential: an error inside a layer names the layer's index and type", "[nn][sequential][errors]") {
+  Sequential<Input<4>, Linear<8>, ReLU, AlwaysRaises> net;
+  try {
+    net(zeros({2, 4}));
+    FAIL("no error");
+  } catch (const ValueError& e) {
+    CHECK(std::string(e.what()) == "AlwaysRaises: raised on purpose (in Sequential.2 [AlwaysRaises])");
+    CHECK(e.module_path() == "2");
+    CHECK(e.message() == "AlwaysRaises: raised on purpose");
+  }
 }
 
 TEST_CASE("Sequential: train() and eval() reach every layer; eval makes dropout the identity", "[nn][sequential]") {

@@ -63,6 +63,39 @@ void walk(M& root, OnTensor&& on_tensor, OnModule&& on_module) {
 
 inline constexpr auto ignore_modules = [](auto&) {};
 
+/// A type's name without namespaces or template arguments, for messages: "Linear", "Net".
+template <class T>
+std::string_view type_name() {
+#if defined(__clang__) || defined(__GNUC__)
+  std::string_view s = __PRETTY_FUNCTION__;  // "... [with T = tinynet::nn::Linear<10, 0>; ...]"
+  const std::size_t from = s.find("T = ") + 4;
+  s = s.substr(from, s.find_first_of(";]", from) - from);
+  s = s.substr(0, s.find('<'));
+  const std::size_t colons = s.rfind("::");
+  return colons == std::string_view::npos ? s : s.substr(colons + 2);
+#else
+  return "module";
+#endif
+}
+
+/// Finds the dotted name under which `target` is a (nested) child of the visited module.
+struct ChildFinder {
+  const void* target;
+  std::string prefix;
+  std::string* found;
+
+  void operator()(std::string_view, Tensor&, TensorKind) const {}
+  template <ModuleLike M>
+  void operator()(std::string_view name, M& child) const {
+    if (!found->empty()) return;
+    const std::string full = prefix + std::string(name);
+    if (static_cast<const void*>(&child) == target)
+      *found = full;
+    else
+      child.visit(ChildFinder{target, full + ".", found});
+  }
+};
+
 }  // namespace detail
 
 template <class Derived>
@@ -188,10 +221,18 @@ class Module : public detail::ModuleTag {
     return n;
   }
 
-  /// Calls forward; layers and models are used as `y = model(x)`.
+  /// Calls forward; layers and models are used as `y = model(x)`. A tinynet::Error leaving
+  /// forward gains where it was raised: `(in Net.fc2 [Linear])`.
   template <class... Args>
   decltype(auto) operator()(Args&&... args) {
-    return derived().forward(std::forward<Args>(args)...);
+    try {
+      return derived().forward(std::forward<Args>(args)...);
+    } catch (Error& e) {
+      std::string child;
+      if (e.last_module() != nullptr) derived().visit(detail::ChildFinder{e.last_module(), "", &child});
+      e.leave_module(&derived(), child, detail::type_name<Derived>());
+      throw;
+    }
   }
 
  protected:

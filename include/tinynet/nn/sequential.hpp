@@ -142,7 +142,7 @@ class Sequential<Input<Dims...>, Layers...> : public Module<Sequential<Input<Dim
   /// Applies the layers in order. x: [N, Dims...].
   Tensor forward(const Tensor& x) {
     TINYNET_CHECK(ShapeError, x.dim() == input_shape::rank + 1 && sample_matches(x), "Sequential: expected input [N",
-                  dims_str(), "], got ", x.shape());
+                  dims_str(), "], got ", x.shape(), input_hint(x));
     return forward_from<0>(x);
   }
 
@@ -194,8 +194,16 @@ class Sequential<Input<Dims...>, Layers...> : public Module<Sequential<Input<Dim
     } else {
       using L = std::tuple_element_t<I, std::tuple<Layers...>>;
       if constexpr (I + 1 < sizeof...(Layers)) {
-        if constexpr (detail::Absorbs<L, std::tuple_element_t<I + 1, std::tuple<Layers...>>>)
-          return forward_from<I + 2>(std::get<I>(layers_).forward_with(std::get<I + 1>(layers_), h));
+        if constexpr (detail::Absorbs<L, std::tuple_element_t<I + 1, std::tuple<Layers...>>>) {
+          Tensor y;
+          try {
+            y = std::get<I>(layers_).forward_with(std::get<I + 1>(layers_), h);
+          } catch (Error& e) {  // named as if called on its own (Module::operator())
+            e.leave_module(&std::get<I>(layers_), "", detail::type_name<L>());
+            throw;
+          }
+          return forward_from<I + 2>(y);
+        }
       }
       return forward_from<I + 1>(std::get<I>(layers_)(h));
     }
@@ -210,6 +218,19 @@ class Sequential<Input<Dims...>, Layers...> : public Module<Sequential<Input<Dim
     for (int d = 0; d < input_shape::rank; ++d)
       if (x.size(d + 1) != input_shape::dims[static_cast<std::size_t>(d)]) return false;
     return true;
+  }
+  /// What a wrong input most likely lacks: a batch dimension, or a reshape.
+  static std::string input_hint(const Tensor& x) {
+    if (x.dim() == input_shape::rank && x.numel() == input_shape::numel) {
+      bool one_sample = true;
+      for (int d = 0; d < input_shape::rank; ++d)
+        one_sample = one_sample && x.size(d) == input_shape::dims[static_cast<std::size_t>(d)];
+      if (one_sample) return "; one sample without a batch dimension? pass x.unsqueeze(0)";
+    }
+    if (x.dim() >= 1 && x.size(0) > 0 && x.numel() == x.size(0) * input_shape::numel)
+      return "; its samples have the right number of elements: reshape it, x.view({" + std::to_string(x.size(0)) +
+             dims_str() + "})";
+    return "";
   }
   static std::string dims_str() {
     std::string s;

@@ -69,4 +69,14 @@ Tensor in_float32(const Tensor& x, F&& f) {
 
 }  // namespace ops::detail
 
+namespace ops::detail {
+
+/// `t` in `dtype`: recorded (cast) for the floating dtypes, a plain copy for the others.
+inline Tensor promoted(const Tensor& t, DType dtype) {
+  if (t.dtype() == dtype) return t;
+  return is_floating(t.dtype()) || t.dtype() == DType::bfloat16 ? cast(t, dtype) : t.to(dtype);
+}
+
+}  // namespace ops::detail
+
 }  // namespace tinynet

@@ -3,9 +3,11 @@
 /// cat and stack: tensors joined along a dim, into a new tensor; recorded on the tape. The
 /// copies are strided_copy (backend/view.hpp), into and out of slices of the result.
 
+#include <algorithm>
 #include <span>
 #include <vector>
 
+#include "tinynet/ops/cast.hpp"
 #include "tinynet/ops/common.hpp"
 #include "tinynet/ops/view.hpp"
 
@@ -49,21 +51,27 @@ class CatNode final : public autograd::Node {
 
 }  // namespace ops::detail
 
-/// The tensors joined along `dim` (negative counts from the end): same dtype, device and
-/// rank, equal extents but along `dim`. A new tensor; the gradient of each is its slice.
+/// The tensors joined along `dim` (negative counts from the end): same device and rank, equal
+/// extents but along `dim`, in the dtype they promote to (as PyTorch: float32 and float64 give
+/// float64). A new tensor; the gradient of each is its slice (in its own dtype).
 inline Tensor cat(std::span<const Tensor> tensors, int dim = 0) {
   using namespace ops::detail;
   TINYNET_CHECK(ValueError, !tensors.empty(), "cat: expected a non-empty list of tensors");
   for (std::size_t k = 0; k < tensors.size(); ++k)
     TINYNET_CHECK(Error, tensors[k].defined(), "cat: tensor ", k, " is an undefined tensor");
+  DType common = tensors[0].dtype();
+  for (const Tensor& t : tensors) common = promote_types(common, t.dtype());
+  if (std::any_of(tensors.begin(), tensors.end(), [&](const Tensor& t) { return t.dtype() != common; })) {
+    std::vector<Tensor> same;
+    for (const Tensor& t : tensors) same.push_back(promoted(t, common));
+    return cat(same, dim);
+  }
   const Tensor& first = tensors[0];
   const int d = wrap_dim("cat", first.shape(), dim);
   Shape whole = first.shape();
   whole[d] = 0;
   for (std::size_t k = 0; k < tensors.size(); ++k) {
     const Tensor& t = tensors[k];
-    TINYNET_CHECK(TypeError, t.dtype() == first.dtype(), "cat: tensor ", k, " is ", t.dtype(), " but tensor 0 is ",
-                  first.dtype());
     TINYNET_CHECK(TypeError, t.device() == first.device(), "cat: tensor ", k, " is on ", t.device(),
                   " but tensor 0 is on ", first.device());
     bool fits = t.dim() == first.dim();

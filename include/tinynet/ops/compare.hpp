@@ -84,12 +84,6 @@ class WhereNode final : public autograd::Node {
   Shape shapes_[2];
 };
 
-/// `t` in `dtype`: recorded (cast) for the floating dtypes, a plain copy for the others.
-inline Tensor promoted(const Tensor& t, DType dtype) {
-  if (t.dtype() == dtype) return t;
-  return is_floating(t.dtype()) || t.dtype() == DType::bfloat16 ? cast(t, dtype) : t.to(dtype);
-}
-
 }  // namespace ops::detail
 
 /// cond ? a : b elementwise, the three broadcast together (numpy rules). cond must be bool;

@@ -77,6 +77,8 @@ TINYNET_TORCH_CASES(joining) {
   check("cat dim 1", "torch.cat([a, b, c], 1)", {a, b, c}, [](const Inputs& in) { return cat({in[0], in[1], in[2]}, 1); });
   check("cat dim -3", "torch.cat([a, b], -3)", {a, input({1, 3, 4}, 14)},
         [](const Inputs& in) { return cat({in[0], in[1]}, -3); });
+  check("cat float32 with float64", "torch.cat([a, b], 0)", {input({2, 3}, 23).to(DType::float32), input({1, 3}, 24)},
+        [](const Inputs& in) { return cat({in[0], in[1]}, 0); });
   check("stack dim 0", "torch.stack([a, b])", {a, input({2, 3, 4}, 15)},
         [](const Inputs& in) { return stack({in[0], in[1]}, 0); });
   check("stack dim -1", "torch.stack([a, b], -1)", {a, input({2, 3, 4}, 16)},
