@@ -47,3 +47,20 @@ TEST_CASE("index_select reports an out-of-range index on the device", "[cuda]") 
   CHECK_THROWS_WITH(cat({x, x.to(Device::cpu())}),
                     Catch::Contains("cat: tensor 1 is on cpu but tensor 0 is on cuda:0"));
 }
+
+TEST_CASE("arange, full and the _like creators make the CPU's values on the device", "[cuda]") {
+  const Tensor r = arange(0.5, 3.0, 0.25, {.dtype = DType::float64, .device = kCuda});
+  REQUIRE(r.device() == kCuda);
+  CHECK(all_values(r) == all_values(arange(0.5, 3.0, 0.25, {.dtype = DType::float64})));
+  const Tensor i = arange(0, 7, 1, {.dtype = DType::int64, .device = kCuda});
+  CHECK(all_values(i) == all_values(arange(7)));
+  const Tensor x = input32({2, 3}, 6, false).to(kCuda);
+  for (const Tensor& t : {zeros_like(x), ones_like(x), full_like(x, -2.5), full({2, 3}, -2.5, {.device = kCuda})}) {
+    REQUIRE(t.device() == kCuda);
+    CHECK(t.dtype() == DType::float32);
+    CHECK(t.shape() == Shape{2, 3});
+  }
+  CHECK(all_values(full_like(x, -2.5)) == std::vector<double>(6, -2.5));
+  CHECK(all_values(ones_like(x)) == std::vector<double>(6, 1.0));
+  CHECK(all_values(zeros_like(x, {.dtype = DType::int64, .device = kCuda})) == std::vector<double>(6, 0.0));
+}
