@@ -305,6 +305,81 @@ def sigterm(mnist, data, work):
           f"accuracy {got} == uninterrupted {expected}")
 
 
+def torchrun_pid(marker):
+    """The pid of the torchrun agent (python3 running torchrun) whose arguments include `marker`."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+        except OSError:
+            continue
+        if (len(cmd) > 1 and os.path.basename(cmd[0]).startswith("python") and os.path.basename(cmd[1]) == "torchrun"
+                and marker in cmd):
+            found.append(int(pid))
+    if len(found) != 1:
+        fail(f"found {len(found)} torchrun agents for {marker}, expected 1")
+    return found[0]
+
+
+def torchrun_sigterm(mnist, data, work, version):
+    """SIGTERM to torchrun itself (what Kubernetes sends a pod whose main process is torchrun;
+    torchrun 1.13 or 2.6): its agent passes SIGTERM to both ranks, which stop together at the
+    next batch boundary; rank 0 writes the checkpoint, no temporary file is left, and both ranks
+    are gone within seconds, long before the agent's SIGKILL 30 s later. The job started again
+    with --resume ends with exactly the uninterrupted run's accuracy."""
+    if version == "2.6":
+        need_torchrun26()
+    elif not os.path.exists(TORCHRUN):
+        print("SKIP: torchrun (python3-torch) is not installed")
+        return
+    common = ["--data-dir", data, "--epochs", "1", "--limit-train-batches", "30", "--log-interval", "1",
+              "--dist-timeout", "30", "--no-progress"]
+    whole = launch([mnist] + common, 2, free_port(), extra_env={"OMP_NUM_THREADS": "1"})
+    codes = finish(whole, 120)
+    expect(codes == [0, 0], f"uninterrupted run: exit codes {codes}", whole)
+
+    ckpt = os.path.join(work, "ckpt")
+    shutil.rmtree(ckpt, ignore_errors=True)
+    args = common + ["--checkpoint-dir", ckpt, "--resume"]
+
+    def start():
+        if version == "2.6":
+            return torchrun26(static_rendezvous(free_port()) + ["--max-restarts", "0"], mnist, args)
+        logs = os.path.join(work, "logs")
+        shutil.rmtree(logs, ignore_errors=True)
+        how = ["--nnodes", "1", "--node_rank", "0", "--master_addr", "127.0.0.1", "--master_port", str(free_port()),
+               "--max_restarts", "0", "--nproc_per_node", "2", "--no_python", "-r", "1", "-t", "1", "--log_dir", logs]
+        return Rank([TORCHRUN] + how + [mnist] + args, launcher_env())
+
+    p = start()
+    wait_for_line(p, "Epoch: 1 ( 20.0%)", 120)
+    os.kill(torchrun_pid(ckpt), signal.SIGTERM)
+    sent = time.monotonic()
+    while ranks_of(mnist, ckpt) and time.monotonic() - sent < 60:
+        time.sleep(0.05)
+    took = time.monotonic() - sent
+    stopped_code = finish_torchrun(p, 60)
+    both = p.out + p.err
+    expect(not ranks_of(mnist, ckpt), "a rank outlived torchrun", [p])
+    expect(took < 10, f"the ranks took {took:.1f} s to stop after torchrun's SIGTERM", [p])
+    expect(stopped_code != 0, "torchrun reported success for a stopped job", [p])
+    stopped = re.findall(r"Stopped by SIGTERM after epoch 0 and (\d+) batches", both)
+    expect(len(stopped) == 2 and stopped[0] == stopped[1], f"the ranks did not stop together: {stopped}", [p])
+    expect(both.count("Wrote the checkpoint") == 1 and os.listdir(ckpt) == ["checkpoint.tnet"],
+           f"expected rank 0's checkpoint alone in {ckpt}, found {os.listdir(ckpt)}", [p])
+
+    again = start()
+    code = finish_torchrun(again, 300)
+    out = re.sub(r"^\[default\d+\]:", "", again.out, flags=re.M)
+    expect(code == 0, f"the resumed job: torchrun exited {code}", [again])
+    expect(f"and {stopped[0]} batches of epoch 1" in again.out + again.err, "did not resume mid-epoch", [again])
+    got, expected = accuracy(out), accuracy(whole[0].out)
+    expect(got == expected, f"resumed run ends at accuracy {got}, uninterrupted run at {expected}", [again])
+    print(f"SIGTERM to torchrun {version} after {stopped[0]} batches: both ranks stopped within {took:.2f} s, torchrun "
+          f"exited {stopped_code}; resumed run accuracy {got} == uninterrupted {expected}")
+
+
 def settings_mismatch(mnist, data, work):
     """Ranks started with different settings refuse before they load data, all with exit code 2
     and a message naming the first differing flag and both values; one case per setting that
@@ -462,8 +537,8 @@ def main():
      "torchrun26-standalone": lambda *a: torchrun26_runs(*a, static=False),
      "torchrun26-static": lambda *a: torchrun26_runs(*a, static=True),
      "torchrun26-killed-rank": torchrun26_killed_rank, "torchrun26-restart": torchrun26_restart,
-     "soak-sigstop": soak_sigstop}[scenario](mnist, data,
-                                                                                                         work)
+     "soak-sigstop": soak_sigstop, "torchrun-sigterm": lambda *a: torchrun_sigterm(*a, "1.13"),
+     "torchrun26-sigterm": lambda *a: torchrun_sigterm(*a, "2.6")}[scenario](mnist, data, work)
     print("OK")
 
 
