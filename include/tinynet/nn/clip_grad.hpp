@@ -34,15 +34,9 @@ inline double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_
   const bool inf = std::isinf(norm_type);
   double total = 0;
   for (const Tensor& g : grads) {
-    if (inf) {  // on the host, in float64: the largest |element|
-      const Tensor h = g.to(Device::cpu()).to(DType::float64);
-      for (std::int64_t i = 0; i < h.numel(); ++i) {
-        const double a = std::fabs(h.data<double>()[i]);
-        if (std::isnan(a) || std::isnan(total))
-          total = std::numeric_limits<double>::quiet_NaN();
-        else
-          total = std::max(total, a);
-      }
+    if (inf) {  // the largest |element|; a NaN anywhere makes the norm NaN
+      const double a = amax(abs(g)).item<double>();
+      total = std::isnan(a) || std::isnan(total) ? std::numeric_limits<double>::quiet_NaN() : std::max(total, a);
       continue;
     }
     const Tensor squares = mul(g, g);  // |g|^p as (g^2)^(p/2)

@@ -12,6 +12,7 @@
 /// scheduler's own hyper-parameters, which load_state_dict restores too.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <numbers>
@@ -345,23 +346,19 @@ class OneCycleLR final : public LRScheduler {
       double end, lr0, lr1, m0, m1;
     };
     const double hi = o_.max_momentum, lo = o_.base_momentum;
-    std::vector<Phase> phases;
-    if (o_.three_phase)
-      phases = {
-          {up_end, initial, max_lr_, hi, lo}, {2 * up_end, max_lr_, initial, lo, hi}, {last, initial, min_lr, hi, hi}};
-    else
-      phases = {{up_end, initial, max_lr_, hi, lo}, {last, max_lr_, min_lr, lo, hi}};
+    const std::array<Phase, 3> phases =
+        o_.three_phase ? std::array<Phase, 3>{{{up_end, initial, max_lr_, hi, lo},
+                                               {2 * up_end, max_lr_, initial, lo, hi},
+                                               {last, initial, min_lr, hi, hi}}}
+                       : std::array<Phase, 3>{{{up_end, initial, max_lr_, hi, lo}, {last, max_lr_, min_lr, lo, hi}}};
+    const std::size_t count = o_.three_phase ? 3 : 2;
     const double s = static_cast<double>(step);
-    double begin = 0;
-    for (std::size_t i = 0; i < phases.size(); ++i) {
-      const Phase& p = phases[i];
-      if (s <= p.end || i + 1 == phases.size()) {
-        const double pct = (s - begin) / (p.end - begin);
-        return {anneal(p.lr0, p.lr1, pct), anneal(p.m0, p.m1, pct)};
-      }
-      begin = p.end;
-    }
-    return {};  // (unreachable: the last phase answers)
+    std::size_t i = 0;
+    while (i + 1 < count && s > phases[i].end) ++i;  // the last phase runs on to total_steps
+    const Phase& p = phases[i];
+    const double begin = i == 0 ? 0 : phases[i - 1].end;
+    const double pct = (s - begin) / (p.end - begin);
+    return {anneal(p.lr0, p.lr1, pct), anneal(p.m0, p.m1, pct)};
   }
   double anneal(double from, double to, double pct) const {
     if (o_.anneal_strategy == Anneal::linear) return (to - from) * pct + from;
