@@ -1,5 +1,6 @@
 // Compiled, never run (compiled_kernels_check.cmake): a unit that trains a network with
-// every kernel family (conv2d, max_pool2d, dropout, linear, SGD and Adadelta), compiled
+// every kernel family (conv2d, max_pool2d, dropout, linear, SGD and Adadelta) and a dtype
+// conversion, compiled
 // with TINYNET_CPU_KERNELS_COMPILED, must define no kernel of any vector level itself.
 // A kernel entry point missing from TINYNET_CPU_KERNELS shows up here as a definition.
 #include <tinynet/tinynet.hpp>
@@ -17,3 +18,5 @@ void train_step(Net& net, const Tensor& x, const Tensor& target) {
   sgd.step();
   adadelta.step();
 }
+
+Tensor in_float64(const Tensor& x) { return x.to(DType::float64); }

@@ -1,11 +1,13 @@
 # cmake -DNM=<nm> -DOBJECT=<object file> -P compiled_kernels_check.cmake: fails naming
-# each function of a vector level (cpu::baseline, cpu::avx2, cpu::avx512, cpu::avx512_bf16) that the object
-# defines, i.e. compiled itself instead of taking it from tinynet::cpu_kernels.
+# each function of a vector level (cpu::baseline, cpu::avx2, cpu::avx512, cpu::avx512_bf16), and each
+# function marked TINYNET_COMPILED_ONCE (the dtype conversions), that the object defines, i.e.
+# compiled itself instead of taking it from tinynet::cpu_kernels.
 execute_process(COMMAND ${NM} -C --defined-only ${OBJECT} OUTPUT_VARIABLE symbols RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${NM} failed on ${OBJECT}")
 endif()
-string(REGEX MATCHALL "[^\n]*tinynet::backend::cpu::(baseline|avx2|avx512|avx512_bf16)::[^\n]*" defined "${symbols}")
+string(REGEX MATCHALL "[^\n]*(tinynet::backend::cpu::(baseline|avx2|avx512|avx512_bf16)::|tinynet::detail::convert_elements)[^\n]*"
+       defined "${symbols}")
 if(defined)
   list(LENGTH defined count)
   list(SUBLIST defined 0 10 first)

@@ -42,3 +42,13 @@ endif()
 separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
 run(${CXX} -O2 ${SOURCE_DIR}/examples/find_package_consumer/main.cpp ${pc_flags} -o ${WORK_DIR}/pkg-config-consumer)
 run(${WORK_DIR}/pkg-config-consumer)
+
+# Again with the installed CPU kernels library, from its pkg-config file.
+execute_process(COMMAND ${PKG_CONFIG} --cflags --libs tinynet-cpu-kernels OUTPUT_VARIABLE pc_flags RESULT_VARIABLE rc
+                OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "pkg-config --cflags --libs tinynet-cpu-kernels failed (${rc})")
+endif()
+separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+run(${CXX} -O2 ${SOURCE_DIR}/examples/find_package_consumer/main.cpp ${pc_flags} -o ${WORK_DIR}/pkg-config-kernels-consumer)
+run(${WORK_DIR}/pkg-config-kernels-consumer)

@@ -62,3 +62,16 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__)
 #define TINYNET_CPU_X86 1
 #endif
+
+/// `TINYNET_COMPILED_ONCE` before a non-template function defined in a header whose code is
+/// large and the same in every program (dtype conversions): with tinynet::cpu_kernels linked
+/// (`TINYNET_CPU_KERNELS_COMPILED`), a program's files see its declaration only and the
+/// library's source (`TINYNET_CPU_KERNELS_SOURCE`) compiles it once; otherwise it is inline.
+#if defined(TINYNET_CPU_KERNELS_SOURCE)
+#define TINYNET_COMPILED_ONCE
+#else
+#define TINYNET_COMPILED_ONCE inline
+#endif
+#if defined(TINYNET_CPU_KERNELS_COMPILED) && !defined(TINYNET_CPU_KERNELS_SOURCE)
+#define TINYNET_COMPILED_ONCE_DECLARED_ONLY 1
+#endif

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "tinynet/core/detail/convert.hpp"
 #include "tinynet/core/device.hpp"
 #include "tinynet/core/dtype.hpp"
 #include "tinynet/core/error.hpp"
@@ -253,16 +254,7 @@ inline void copy_elements(const Tensor& dst, const Tensor& src) {
       if (dst.raw_data() != src.raw_data()) std::memcpy(dst.raw_data(), src.raw_data(), dst.nbytes());
       return;
     }
-    dispatch_all(dst.dtype(), [&]<typename D>() {
-      dispatch_all(src.dtype(), [&]<typename S>() {
-        D* d = dst.data<D>();
-        const S* s = src.data<S>();
-        // In parallel chunks: autocast casts activations to and from bfloat16 every step.
-        parallel_for(dst.numel(), kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
-          for (std::int64_t i = lo; i < hi; ++i) d[i] = static_cast<D>(s[i]);
-        });
-      });
-    });
+    detail::convert_elements(dst.dtype(), dst.raw_data(), src.dtype(), src.raw_data(), dst.numel());
     return;
   }
 #if defined(TINYNET_WITH_CUDA)
