@@ -12,5 +12,6 @@
 #include "tinynet/nn/linear.hpp"
 #include "tinynet/nn/module.hpp"
 #include "tinynet/nn/pool2d.hpp"
+#include "tinynet/nn/residual.hpp"
 #include "tinynet/nn/sample.hpp"
 #include "tinynet/nn/sequential.hpp"

@@ -85,6 +85,39 @@ TEST_CASE("a network trained on the device follows the CPU run step by step", "[
   }
 }
 
+TEST_CASE("residual blocks (identity and projection) train on the device as on the CPU", "[cuda]") {
+  using Block = nn::Residual<nn::Conv2d<4, 3, 1, 1>, nn::BatchNorm2d, nn::ReLU, nn::Conv2d<4, 3, 1, 1>, nn::BatchNorm2d>;
+  using Down = nn::Residual<nn::Body<nn::Conv2d<8, 3, 2, 1>, nn::BatchNorm2d>,
+                            nn::Shortcut<nn::Conv2d<8, 1, 2, 0>, nn::BatchNorm2d>>;
+  using ResNet = nn::Sequential<nn::Input<4, 8, 8>, Block, nn::ReLU, Down, nn::ReLU, nn::Flatten, nn::Linear<10>>;
+  manual_seed(6);
+  ResNet cpu_net;
+  ResNet dev_net;
+  dev_net.load_state_dict(cpu_net.state_dict());
+  dev_net.to(kCuda);
+  const Tensor x = input32({6, 4, 8, 8}, 81);
+  const Tensor x_d = on_device(x);
+  const Tensor target = from_vector<std::int64_t>({0, 1, 2, 3, 4, 5}, {6});
+  nll_loss(log_softmax(cpu_net(x), 1), target).backward();
+  const Tensor loss_d = nll_loss(log_softmax(dev_net(x_d), 1), target.to(kCuda));
+  loss_d.backward();
+  check_close(host(x_d.grad()), values(x.grad()), kDeviceTolerance);
+  const auto named = cpu_net.named_parameters();
+  const auto named_d = dev_net.named_parameters();
+  REQUIRE(named.size() == named_d.size());
+  for (std::size_t i = 0; i < named.size(); ++i) {
+    INFO(named[i].first);
+    check_close(host(named_d[i].second.grad()), values(named[i].second.grad()), kDeviceTolerance);
+  }
+  const auto buffers = cpu_net.named_buffers();
+  const auto buffers_d = dev_net.named_buffers();
+  for (std::size_t i = 0; i < buffers.size(); ++i) {  // running statistics, and the batch count
+    INFO(buffers[i].first);
+    const Tensor b = buffers[i].second.to(DType::float64), b_d = host(buffers_d[i].second).to(DType::float64);
+    check_close(b_d, values(b), kDeviceTolerance);
+  }
+}
+
 TEST_CASE("device models and checkpoints save and load through the host", "[cuda]") {
   const tinynet::testing::TempDir dir;
   manual_seed(6);

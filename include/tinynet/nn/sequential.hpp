@@ -173,6 +173,8 @@ class Sequential<Input<Dims...>, Layers...> : public Module<Sequential<Input<Dim
     (std::make_index_sequence<std::tuple_size_v<Cfgs>>{});
     if constexpr (k < given) {
       return L(detail::nth_of_type<L, k>(cfgs, std::make_index_sequence<std::tuple_size_v<Cfgs>>{}));
+    } else if constexpr (std::is_constructible_v<L, In>) {  // a layer that needs the shape at compile time
+      return L(In{});
     } else if constexpr (std::is_constructible_v<L, SampleDims>) {
       return L(SampleDims(In::dims));
     } else {
