@@ -11,6 +11,7 @@
 #include "tinynet/nn/init.hpp"
 #include "tinynet/nn/linear.hpp"
 #include "tinynet/nn/module.hpp"
+#include "tinynet/nn/module_list.hpp"
 #include "tinynet/nn/pool2d.hpp"
 #include "tinynet/nn/residual.hpp"
 #include "tinynet/nn/sample.hpp"

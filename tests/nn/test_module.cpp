@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <tinynet/io/io.hpp>
 #include <tinynet/tinynet.hpp>
 
@@ -210,5 +211,69 @@ TEST_CASE("free-form model: saved to a file and loaded into a fresh model", "[nn
     INFO(name);
     const Tensor u = b.state_dict().at(name);
     CHECK(std::memcmp(t.raw_data(), u.raw_data(), t.nbytes()) == 0);
+  }
+}
+
+namespace {
+
+// A model with a list of children and an optional child.
+struct Stack : Module<Stack> {
+  ModuleList<Linear<6>> layers;
+  std::optional<Linear<6>> extra;
+  Dropout dropout{0.5};
+
+  explicit Stack(bool with_extra) {
+    layers.emplace_back(4);
+    for (int i = 0; i < 2; ++i) layers.emplace_back(6);
+    if (with_extra) extra.emplace(6);
+  }
+  Tensor forward(Tensor x) {
+    for (auto& layer : layers) x = tinynet::tanh(layer(x));
+    return dropout(extra ? (*extra)(x) : x);
+  }
+  template <class V>
+  void visit(V&& v) {
+    v("layers", layers);
+    if (extra) v("extra", *extra);
+    v("dropout", dropout);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("ModuleList and optional children: PyTorch's names, parameters, modes, dtypes", "[nn][module]") {
+  manual_seed(8);
+  Stack with(true), without(false);
+  const StateDict sd = with.state_dict();
+  CHECK(sd.at("layers.0.weight").shape() == Shape{6, 4});
+  CHECK(sd.at("layers.2.bias").shape() == Shape{6});
+  CHECK(sd.at("extra.weight").shape() == Shape{6, 6});
+  CHECK(sd.size() == 8);
+  CHECK(without.state_dict().size() == 6);
+  CHECK_FALSE(without.state_dict().contains("extra.weight"));
+  CHECK(with.num_parameters() == (6 * 4 + 6) + 2 * (6 * 6 + 6) + (6 * 6 + 6));
+  CHECK(without.num_parameters() == (6 * 4 + 6) + 2 * (6 * 6 + 6));
+  CHECK(with.layers.size() == 3);
+  CHECK_THROWS_WITH(with.layers[3], Catch::Contains("ModuleList: index 3 out of range for 3 modules"));
+  // A model saved without the optional child does not load into one with it.
+  CHECK_THROWS_WITH(with.load_state_dict(without.state_dict()), Catch::Contains("missing entry 'extra.weight'"));
+
+  with.eval();
+  CHECK_FALSE(with.layers[1].is_training());
+  CHECK_FALSE(with.extra->is_training());
+  with.to(DType::float64);
+  CHECK(with.layers[2].weight().dtype() == DType::float64);
+  CHECK(with.extra->weight().dtype() == DType::float64);
+  const Tensor y = with(randn({2, 4}, {.dtype = DType::float64}));
+  CHECK(y.shape() == Shape{2, 6});
+
+
+  // An error inside a list child names it.
+  try {
+    without(zeros({2, 5}));
+    FAIL("no error");
+  } catch (const ShapeError& e) {
+    CHECK(e.module_path() == "layers.0");
+    CHECK_THAT(e.what(), Catch::EndsWith("(in Stack.layers.0 [Linear])"));
   }
 }
