@@ -176,6 +176,7 @@ class DataLoader {
     void start() {
       settle();
       current = {};
+      if constexpr (EpochAware<D>) dataset.set_epoch(epoch);  // per-sample randomness (data/augment.hpp)
       sampler->set_epoch(epoch++);
       indices = sampler->indices();
       batches = num_batches();
