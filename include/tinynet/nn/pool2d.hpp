@@ -64,6 +64,8 @@ class AdaptiveAvgPool2d : public Module<AdaptiveAvgPool2d<OH, OW>> {
     static_assert(detail::always_false<In>,
                   "AdaptiveAvgPool2d: expects a [channels, height, width] input; the input shape is the "
                   "Sample<...> in the instantiation lines around this error");
+    using output = In;  // so that the assertion above is the only error
+    static constexpr std::int64_t parameters = 0;
   };
   template <std::int64_t C, std::int64_t H, std::int64_t W>
   struct shape<Sample<C, H, W>> {
