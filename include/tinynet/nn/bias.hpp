@@ -3,8 +3,6 @@
 /// Bias: whether a Conv2d or Linear layer adds a learned bias. It is a template argument, so
 /// that Sequential's compile-time parameter_count knows it: Conv2d<16, 3, 1, 1, nn::no_bias>.
 
-#include <cstdint>
-
 #include "tinynet/core/error.hpp"
 
 namespace tinynet::nn {
