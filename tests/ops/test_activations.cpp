@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "op_testing.hpp"
@@ -108,4 +109,26 @@ TEST_CASE("activations: misuse names the op", "[ops][activations][errors]") {
   CHECK_THROWS_WITH(leaky_relu(labels), Catch::Contains("leaky_relu") && Catch::Contains("int64"));
   CHECK_THROWS_WITH(gelu(labels), Catch::Contains("gelu") && Catch::Contains("int64"));
   CHECK_THROWS_WITH(silu(labels), Catch::Contains("silu") && Catch::Contains("int64"));
+}
+
+TEST_CASE("leaky_relu: NaN and infinities as PyTorch's, in the vectorised loop too", "[ops][activations]") {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const std::int64_t n = 2 * kElementwiseGrain + 5;
+  std::vector<double> xs(static_cast<std::size_t>(n)), gs(xs.size());
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const double pattern[] = {nan, inf, -inf, 2.0, -2.0};
+    xs[i] = pattern[i % 5];
+    gs[i] = i % 3 ? inf : 1.0;
+  }
+  const Tensor x = from_vector(xs, {n}).to(DType::float32).requires_grad_();
+  const Tensor y = leaky_relu(x, 0.25);
+  y.backward(from_vector(gs, {n}).to(DType::float32));
+  const std::vector<double> yv = values(y), dx = values(x.grad());
+  std::int64_t wrong = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const double want_y = xs[i] > 0 ? xs[i] : 0.25 * xs[i], want_dx = xs[i] > 0 ? gs[i] : 0.25 * gs[i];
+    wrong += !(yv[i] == want_y || (std::isnan(want_y) && std::isnan(yv[i])));
+    wrong += !(dx[i] == want_dx);
+  }
+  CHECK(wrong == 0);
 }
