@@ -4,6 +4,7 @@
 
 #include "tinynet/nn/activation.hpp"
 #include "tinynet/nn/batch_norm.hpp"
+#include "tinynet/nn/bias.hpp"
 #include "tinynet/nn/clip_grad.hpp"
 #include "tinynet/nn/conv2d.hpp"
 #include "tinynet/nn/dropout.hpp"
@@ -16,3 +17,4 @@
 #include "tinynet/nn/residual.hpp"
 #include "tinynet/nn/sample.hpp"
 #include "tinynet/nn/sequential.hpp"
+#include "tinynet/nn/summary.hpp"

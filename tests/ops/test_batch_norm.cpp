@@ -5,9 +5,9 @@ using namespace tinynet::testing;
 
 namespace {
 
-// Naive batch norm over [N, C, H, W] with per-channel mean and biased variance.
+// Naive batch norm over [N, C, ...] with per-channel mean and biased variance.
 std::vector<double> reference_batch_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps) {
-  const auto n = x.size(0), c = x.size(1), hw = x.size(2) * x.size(3);
+  const auto n = x.size(0), c = x.size(1), hw = x.numel() / (n * c);
   const std::vector<double> xv = values(x), wv = values(w), bv = values(b);
   std::vector<double> out(xv.size());
   for (std::int64_t ch = 0; ch < c; ++ch) {
@@ -38,10 +38,13 @@ TEST_CASE("batch_norm: training forward matches a naive reference", "[ops][batch
   const Tensor w = random_input({4}, 2, false), b = random_input({4}, 3, false);
   const Tensor y = batch_norm(x, Tensor(), Tensor(), w, b, true, 0.1, 1e-5);
   check_close(y, reference_batch_norm(x, w, b, 1e-5), 1e-12);
+  // [N, C, L] (BatchNorm1d's sequences): statistics over N and L.
+  const Tensor seq = random_input({3, 4, 7}, 10, false, -2.0, 3.0);
+  check_close(batch_norm(seq, Tensor(), Tensor(), w, b, true, 0.1, 1e-5), reference_batch_norm(seq, w, b, 1e-5), 1e-12);
 }
 
 TEST_CASE("batch_norm: gradients in training and evaluation mode", "[ops][batch_norm][gradcheck]") {
-  for (const Shape& shape : {Shape{2, 3, 4, 5}, Shape{1, 2, 3, 3}, Shape{5, 3}}) {
+  for (const Shape& shape : {Shape{2, 3, 4, 5}, Shape{1, 2, 3, 3}, Shape{5, 3}, Shape{3, 2, 4}}) {
     INFO("input shape " << shape);
     const Tensor x = random_input(shape, 4);
     const Tensor w = random_input({shape[1]}, 5), b = random_input({shape[1]}, 6);
@@ -73,7 +76,8 @@ TEST_CASE("batch_norm: running statistics use the unbiased variance", "[ops][bat
 
 TEST_CASE("batch_norm: misuse names the problem", "[ops][batch_norm][errors]") {
   const Tensor x = zeros({2, 3, 4, 4});
-  CHECK_THROWS_WITH(batch_norm(zeros({2, 3, 4}), Tensor(), Tensor()), Catch::Contains("rank 2 (N, C) or 4"));
+  CHECK_THROWS_WITH(batch_norm(zeros({2, 3, 4, 4, 2}), Tensor(), Tensor()),
+                    Catch::Contains("rank 2 (N, C), 3 (N, C, L) or 4") && Catch::Contains("[2, 3, 4, 4, 2]"));
   CHECK_THROWS_WITH(batch_norm(x, zeros({4}), ones({3})), Catch::Contains("[3]") && Catch::Contains("[4]"));
   CHECK_THROWS_WITH(batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), false), Catch::Contains("running_mean"));
   CHECK_THROWS_WITH(batch_norm(zeros({1, 3, 1, 1}), Tensor(), Tensor()), Catch::Contains("more than 1 value"));

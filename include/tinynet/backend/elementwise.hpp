@@ -159,6 +159,64 @@ struct Tanh {  // dy/dx = 1 - y^2
     return g * (T(1) - y * y);
   }
 };
+struct LeakyRelu {  // y = x > 0 ? x : slope x;  dy/dx = x > 0 ? 1 : slope
+  static constexpr const char* kName = "leaky_relu";
+  static constexpr bool kSavesX = true, kSavesY = false;
+  double slope;
+  // Written as a sum of selects: GCC keeps a product in one arm of a select (it may trap)
+  // as a branch per element, 20 times slower on random signs. NaN stays NaN; x = -0 gives +0.
+  template <typename T>
+  TINYNET_HOST_DEVICE T forward(T x) const {
+    return (x > T(0) ? x : T(0)) + (x > T(0) ? T(0) : x) * static_cast<T>(slope);
+  }
+  template <typename T>
+  TINYNET_HOST_DEVICE T backward(T g, T x, T) const {
+    return (x > T(0) ? g : T(0)) + (x > T(0) ? T(0) : g) * static_cast<T>(slope);
+  }
+};
+struct Silu {  // y = x s(x), s the sigmoid;  dy/dx = s(x) (1 + x (1 - s(x)))
+  static constexpr const char* kName = "silu";
+  static constexpr bool kSavesX = true, kSavesY = false;
+  template <typename T>
+  TINYNET_HOST_DEVICE T forward(T x) const {
+    return x / (T(1) + std::exp(-x));
+  }
+  template <typename T>
+  TINYNET_HOST_DEVICE T backward(T g, T x, T) const {
+    const T s = T(1) / (T(1) + std::exp(-x));
+    return g * (s * (T(1) + x * (T(1) - s)));
+  }
+};
+/// y = x P(X <= x) for a standard normal X: exactly through erf, or (tanh) PyTorch's
+/// approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+struct Gelu {
+  static constexpr const char* kName = "gelu";
+  static constexpr bool kSavesX = true, kSavesY = false;
+  bool tanh_approximation;
+  template <typename T>
+  TINYNET_HOST_DEVICE T forward(T x) const {
+    if (tanh_approximation) return T(0.5) * x * (T(1) + std::tanh(inner(x)));
+    return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
+  }
+  // exact: dy/dx = P(X <= x) + x pdf(x);  tanh: 0.5 (1 + t) + 0.5 x (1 - t^2) inner'(x)
+  template <typename T>
+  TINYNET_HOST_DEVICE T backward(T g, T x, T) const {
+    if (tanh_approximation) {
+      const T t = std::tanh(inner(x));
+      const T inner_dx = T(0.79788456080286535588) * (T(1) + T(3 * 0.044715) * x * x);
+      return g * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * inner_dx);
+    }
+    const T cdf = T(0.5) * (T(1) + std::erf(x * T(0.70710678118654752440)));
+    const T pdf = T(0.39894228040143267794) * std::exp(T(-0.5) * x * x);
+    return g * (cdf + x * pdf);
+  }
+
+ private:
+  template <typename T>
+  TINYNET_HOST_DEVICE static T inner(T x) {  // sqrt(2/pi) (x + 0.044715 x^3)
+    return T(0.79788456080286535588) * (x + T(0.044715) * x * x * x);
+  }
+};
 struct Exp {  // dy/dx = y
   static constexpr const char* kName = "exp";
   static constexpr bool kSavesX = false, kSavesY = true;

@@ -28,10 +28,11 @@ namespace tinynet::backend {
 template <class B, class T>
 concept KernelSetFor = requires(B be, const T* x, T* y, std::int64_t i, bool on, double d, T s, const Shape& shape,
                                 const Conv2dGeometry& conv, const Pool2dGeometry& pool, const BatchNormGeometry& bn,
-                                const std::int64_t* target, const std::int32_t* index32, std::int64_t* index,
-                                std::int32_t* argmax, const std::int32_t* saved_argmax, double* sums,
-                                const RandomStream& rs, const UnaryForward<Relu, T>& rule, const SgdArgs& sgd,
-                                const AdadeltaArgs& adadelta, const AdamArgs& adam, Products products) {
+                                const AdaptivePool2dGeometry& adaptive, const std::int64_t* target,
+                                const std::int32_t* index32, std::int64_t* index, std::int32_t* argmax,
+                                const std::int32_t* saved_argmax, double* sums, const RandomStream& rs,
+                                const UnaryForward<Relu, T>& rule, const SgdArgs& sgd, const AdadeltaArgs& adadelta,
+                                const AdamArgs& adam, Products products) {
   // elementwise
   { for_each_index(be, i, rule) } -> std::same_as<void>;
   { zip_map(be, x, x, y, i, on, Times{}) } -> std::same_as<void>;
@@ -55,6 +56,8 @@ concept KernelSetFor = requires(B be, const T* x, T* y, std::int64_t i, bool on,
   { max_pool2d_backward(be, pool, x, saved_argmax, y, on) } -> std::same_as<void>;
   { avg_pool2d_forward(be, pool, x, y) } -> std::same_as<void>;
   { avg_pool2d_backward(be, pool, x, y, on) } -> std::same_as<void>;
+  { adaptive_avg_pool2d_forward(be, adaptive, x, y) } -> std::same_as<void>;
+  { adaptive_avg_pool2d_backward(be, adaptive, x, y, on) } -> std::same_as<void>;
   // batch_norm
   { batch_norm_train_stats(be, bn, x, y, y, y, y, y, d, d) } -> std::same_as<void>;
   { batch_norm_eval_stats(be, bn, x, x, y, y, d) } -> std::same_as<void>;
@@ -84,7 +87,8 @@ concept KernelSetFor = requires(B be, const T* x, T* y, std::int64_t i, bool on,
 /// the result rounded as it is stored; dropout's mask stays float).
 template <class B>
 concept KernelSetForBf16 = requires(B be, const bfloat16* x, bfloat16* y, const float* mask, float* new_mask,
-                                    std::int64_t i, bool on, double d, const Pool2dGeometry& pool, std::int32_t* argmax,
+                                    std::int64_t i, bool on, double d, const Pool2dGeometry& pool,
+                                    const AdaptivePool2dGeometry& adaptive, std::int32_t* argmax,
                                     const std::int32_t* saved_argmax, const RandomStream& rs,
                                     const UnaryForward<Relu, bfloat16>& rule,
                                     const UnaryBackward<Relu, bfloat16>& grad_rule) {
@@ -95,6 +99,8 @@ concept KernelSetForBf16 = requires(B be, const bfloat16* x, bfloat16* y, const 
   { max_pool2d_backward(be, pool, x, saved_argmax, y, on) } -> std::same_as<void>;
   { avg_pool2d_forward(be, pool, x, y) } -> std::same_as<void>;
   { avg_pool2d_backward(be, pool, x, y, on) } -> std::same_as<void>;
+  { adaptive_avg_pool2d_forward(be, adaptive, x, y) } -> std::same_as<void>;
+  { adaptive_avg_pool2d_backward(be, adaptive, x, y, on) } -> std::same_as<void>;
   { dropout_mask(be, rs, new_mask, i, d) } -> std::same_as<void>;
   { apply_mask(be, x, mask, y, i, i, on) } -> std::same_as<void>;
 };

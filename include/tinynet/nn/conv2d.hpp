@@ -1,8 +1,10 @@
 #pragma once
 /// \file
-/// Conv2d<Out, K, Stride, Pad>: 2-d convolution layer, weight [Out, C, K, K], bias [Out].
+/// Conv2d<Out, K, Stride, Pad, B>: 2-d convolution layer, weight [Out, C, K, K], bias [Out]
+/// unless B is nn::no_bias.
 
 #include "tinynet/nn/activation.hpp"
+#include "tinynet/nn/bias.hpp"
 #include "tinynet/nn/init.hpp"
 #include "tinynet/nn/module.hpp"
 #include "tinynet/nn/sample.hpp"
@@ -10,8 +12,8 @@
 
 namespace tinynet::nn {
 
-template <std::int64_t Out, std::int64_t K, std::int64_t Stride = 1, std::int64_t Pad = 0>
-class Conv2d : public Module<Conv2d<Out, K, Stride, Pad>> {
+template <std::int64_t Out, std::int64_t K, std::int64_t Stride = 1, std::int64_t Pad = 0, Bias B = Bias::learned>
+class Conv2d : public Module<Conv2d<Out, K, Stride, Pad, B>> {
   static_assert(Out > 0, "Conv2d<Out, K, ...>: Out (output channels) must be positive");
   static_assert(K > 0, "Conv2d<Out, K, ...>: K (kernel size) must be positive");
   static_assert(Stride > 0, "Conv2d<Out, K, Stride, Pad>: Stride must be positive");
@@ -32,13 +34,15 @@ class Conv2d : public Module<Conv2d<Out, K, Stride, Pad>> {
                   "Conv2d: the kernel is larger than the (padded) input; the layer index, the layer and the "
                   "input Sample<C, H, W> are in the 'CheckedLayer<index, layer, input>' lines around this error");
     using output = Sample<Out, fits ? (H + 2 * Pad - K) / Stride + 1 : 1, fits ? (W + 2 * Pad - K) / Stride + 1 : 1>;
-    static constexpr std::int64_t parameters = Out * C * K * K + Out;
+    static constexpr std::int64_t parameters = Out * C * K * K + (B == Bias::learned ? Out : 0);
   };
 
-  /// A layer taking `in_channels` input channels.
-  explicit Conv2d(std::int64_t in_channels, bool bias = true)
+  /// A layer taking `in_channels` input channels. `bias` must agree with B (a ValueError
+  /// otherwise): the template argument decides, so that parameter counts are right.
+  explicit Conv2d(std::int64_t in_channels, bool bias = B == Bias::learned)
       : weight_(empty(Shape{Out, detail::positive(in_channels, "Conv2d", "in_channels"), K, K})),
-        bias_(bias ? empty(Shape{Out}) : Tensor()) {
+        bias_(detail::checked_bias(bias, B, "Conv2d", "Conv2d<Out, K, Stride, Pad, nn::no_bias>") ? empty(Shape{Out})
+                                                                                                  : Tensor()) {
     init::default_layer_init_(weight_, bias_, in_channels * K * K);
     weight_.requires_grad_();
     if (bias_.defined()) bias_.requires_grad_();

@@ -1,6 +1,7 @@
 #pragma once
 /// \file
-/// MaxPool2d<K, Stride, Pad> and AvgPool2d<K, Stride, Pad> (Stride defaults to K).
+/// MaxPool2d<K, Stride, Pad> and AvgPool2d<K, Stride, Pad> (Stride defaults to K), and
+/// AdaptiveAvgPool2d<OH, OW> (global average pooling is AdaptiveAvgPool2d<1, 1>).
 
 #include "tinynet/nn/module.hpp"
 #include "tinynet/nn/sample.hpp"
@@ -50,6 +51,31 @@ template <std::int64_t K, std::int64_t Stride = K, std::int64_t Pad = 0>
 class AvgPool2d : public Module<AvgPool2d<K, Stride, Pad>>, public detail::Pool2dShape<K, Stride, Pad> {
  public:
   Tensor forward(const Tensor& x) { return avg_pool2d(x, K, Stride, Pad); }
+};
+
+/// adaptive_avg_pool2d(x, {OH, OW}): any [C, H, W] input to [C, OH, OW].
+template <std::int64_t OH, std::int64_t OW = OH>
+class AdaptiveAvgPool2d : public Module<AdaptiveAvgPool2d<OH, OW>> {
+  static_assert(OH > 0 && OW > 0, "AdaptiveAvgPool2d<OH, OW>: the output size must be positive");
+
+ public:
+  template <class In>
+  struct shape {
+    static_assert(detail::always_false<In>,
+                  "AdaptiveAvgPool2d: expects a [channels, height, width] input; the input shape is the "
+                  "Sample<...> in the instantiation lines around this error");
+    using output = In;  // so that the assertion above is the only error
+    static constexpr std::int64_t parameters = 0;
+  };
+  template <std::int64_t C, std::int64_t H, std::int64_t W>
+  struct shape<Sample<C, H, W>> {
+    using output = Sample<C, OH, OW>;
+    static constexpr std::int64_t parameters = 0;
+  };
+
+  Tensor forward(const Tensor& x) { return adaptive_avg_pool2d(x, {OH, OW}); }
+  template <class V>
+  void visit(V&&) {}
 };
 
 }  // namespace tinynet::nn

@@ -212,14 +212,14 @@ class GraphBuilder {
  private:
   template <class L>
   struct is_conv : std::false_type {};
-  template <std::int64_t O, std::int64_t K, std::int64_t S, std::int64_t P>
-  struct is_conv<nn::Conv2d<O, K, S, P>> : std::true_type {
+  template <std::int64_t O, std::int64_t K, std::int64_t S, std::int64_t P, nn::Bias B>
+  struct is_conv<nn::Conv2d<O, K, S, P, B>> : std::true_type {
     static constexpr std::int64_t kernel = K, stride = S, pad = P;
   };
   template <class L>
   struct is_linear : std::false_type {};
-  template <std::int64_t O, std::int64_t I>
-  struct is_linear<nn::Linear<O, I>> : std::true_type {};
+  template <std::int64_t O, std::int64_t I, nn::Bias B>
+  struct is_linear<nn::Linear<O, I, B>> : std::true_type {};
   template <class L>
   struct is_pool : std::false_type {};
   template <std::int64_t K, std::int64_t S, std::int64_t P>

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// batch_norm over the channel dim of an [N, C, H, W] (or [N, C]) input.
+/// batch_norm over the channel dim of an [N, C], [N, C, L] or [N, C, H, W] input.
 
 #include "tinynet/backend/cpu/batch_norm.hpp"
 #include "tinynet/backend/cuda/batch_norm.hpp"  // empty in builds without CUDA
@@ -58,10 +58,12 @@ inline Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tens
       return batch_norm(in, running_mean, running_var, weight, bias, training, momentum, eps);
     });
   check_float_input("batch_norm", x);
-  TINYNET_CHECK(ShapeError, x.dim() == 2 || x.dim() == 4,
-                "batch_norm: expected input of rank 2 (N, C) or 4 (N, C, H, W), got shape ", x.shape());
+  TINYNET_CHECK(ShapeError, x.dim() >= 2 && x.dim() <= 4,
+                "batch_norm: expected input of rank 2 (N, C), 3 (N, C, L) or 4 (N, C, H, W), got shape ", x.shape());
   const std::int64_t c = x.size(1);
-  const backend::BatchNormGeometry g{x.size(0), c, x.dim() == 4 ? x.size(2) * x.size(3) : 1};
+  std::int64_t inner = 1;  // L, or H * W
+  for (int d = 2; d < x.dim(); ++d) inner *= x.size(d);
+  const backend::BatchNormGeometry g{x.size(0), c, inner};
   for (const Tensor* t : {&running_mean, &running_var, &weight, &bias})
     if (t->defined()) {
       check_same_kind("batch_norm", x, *t, "a per-channel tensor");

@@ -1,11 +1,13 @@
 #pragma once
 /// \file
 /// Elementwise ops with broadcasting (add, sub, mul, div, maximum, minimum), scalar ops,
-/// unary activations (neg, relu, sigmoid, tanh, exp, log, pow) and abs, sqrt, clamp.
+/// unary activations (neg, relu, leaky_relu, gelu, silu, sigmoid, tanh, exp, log, pow) and
+/// abs, sqrt, clamp.
 
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <string_view>
 
 #include "tinynet/backend/cpu/elementwise.hpp"
 #include "tinynet/backend/cuda/elementwise.hpp"  // empty in builds without CUDA
@@ -158,6 +160,19 @@ inline Tensor neg(const Tensor& x) { return ops::detail::unary<backend::Neg>(x);
 inline Tensor relu(const Tensor& x) { return ops::detail::unary<backend::Relu>(x); }
 /// 1 / (1 + e^-x)
 inline Tensor sigmoid(const Tensor& x) { return ops::detail::unary<backend::Sigmoid>(x); }
+/// x where x > 0, negative_slope * x elsewhere (PyTorch's F.leaky_relu).
+inline Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01) {
+  return ops::detail::unary(x, backend::LeakyRelu{negative_slope});
+}
+/// x * sigmoid(x) (also called swish).
+inline Tensor silu(const Tensor& x) { return ops::detail::unary<backend::Silu>(x); }
+/// x * P(X <= x), X standard normal: approximate = "none" computes it through erf, "tanh"
+/// through PyTorch's tanh approximation. Requires: approximate is "none" or "tanh".
+inline Tensor gelu(const Tensor& x, std::string_view approximate = "none") {
+  TINYNET_CHECK(ValueError, approximate == "none" || approximate == "tanh",
+                "gelu: approximate must be 'none' or 'tanh', got '", approximate, "'");
+  return ops::detail::unary(x, backend::Gelu{approximate == "tanh"});
+}
 inline Tensor tanh(const Tensor& x) { return ops::detail::unary<backend::Tanh>(x); }
 inline Tensor exp(const Tensor& x) { return ops::detail::unary<backend::Exp>(x); }
 inline Tensor log(const Tensor& x) { return ops::detail::unary<backend::Log>(x); }

@@ -1,6 +1,10 @@
 #pragma once
 /// \file
-/// max_pool2d and avg_pool2d over NCHW input, square windows.
+/// max_pool2d and avg_pool2d over NCHW input, square windows; adaptive_avg_pool2d to a given
+/// output size.
+
+#include <array>
+#include <cstdint>
 
 #include "tinynet/backend/cpu/pool2d.hpp"
 #include "tinynet/backend/cuda/pool2d.hpp"  // empty in builds without CUDA
@@ -59,6 +63,22 @@ class AvgPool2dNode final : public autograd::Node {
   backend::Pool2dGeometry g_;
 };
 
+// y = mean over each adaptive window;  dL/dx += dL/dy / (window area) over the window.
+class AdaptiveAvgPool2dNode final : public autograd::Node {
+ public:
+  explicit AdaptiveAvgPool2dNode(backend::AdaptivePool2dGeometry g) : g_(g) {}
+  const char* name() const override { return "adaptive_avg_pool2d"; }
+  void backward(const Tensor& gy) override {
+    auto s = input_grad(0);
+    dispatch_with_bf16(gy, name(), [&]<typename T>(auto be) {
+      adaptive_avg_pool2d_backward(be, g_, gy.data<T>(), s.grad.data<T>(), s.accumulate);
+    });
+  }
+
+ private:
+  backend::AdaptivePool2dGeometry g_;
+};
+
 }  // namespace ops::detail
 
 /// Max over kernel x kernel windows; stride defaults to the kernel (stride = 0 means that).
@@ -85,6 +105,26 @@ inline Tensor avg_pool2d(const Tensor& x, int kernel, int stride = 0, int paddin
   dispatch_with_bf16(x, "avg_pool2d",
                      [&]<typename T>(auto be) { avg_pool2d_forward(be, g, x.data<T>(), y.data<T>()); });
   if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<AvgPool2dNode>(g), {&x});
+  return y;
+}
+
+/// Mean over the windows that split each H x W plane into output_size = {OH, OW} parts, as
+/// PyTorch's F.adaptive_avg_pool2d: output row i averages input rows [floor(i H / OH),
+/// ceil((i + 1) H / OH)), columns alike; {1, 1} is global average pooling. Any sizes, an
+/// output larger than the input included. x: [N, C, H, W] -> [N, C, OH, OW].
+inline Tensor adaptive_avg_pool2d(const Tensor& x, std::array<std::int64_t, 2> output_size) {
+  using namespace ops::detail;
+  constexpr const char* op = "adaptive_avg_pool2d";
+  check_activation_input(op, x);
+  check_rank(op, x, 4, "input", "N, C, H, W");
+  const auto [oh, ow] = output_size;
+  TINYNET_CHECK(ValueError, oh >= 1 && ow >= 1, op, ": output_size must be positive, got {", oh, ", ", ow, "}");
+  TINYNET_CHECK(ShapeError, x.size(2) >= 1 && x.size(3) >= 1, op, ": input planes must not be empty, got shape ",
+                x.shape());
+  const backend::AdaptivePool2dGeometry g{x.size(0) * x.size(1), x.size(2), x.size(3), oh, ow};
+  Tensor y = new_output(Shape{x.size(0), x.size(1), oh, ow}, x);
+  dispatch_with_bf16(x, op, [&]<typename T>(auto be) { adaptive_avg_pool2d_forward(be, g, x.data<T>(), y.data<T>()); });
+  if (autograd::needs_grad(x)) autograd::record(y, std::make_shared<AdaptiveAvgPool2dNode>(g), {&x});
   return y;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// max_pool2d and avg_pool2d kernels (NCHW), parallel over (n, c) planes.
+/// max_pool2d, avg_pool2d and adaptive_avg_pool2d kernels (NCHW), parallel over (n, c) planes.
 
 #include <algorithm>
 #include <cstdint>
@@ -105,6 +105,50 @@ void avg_pool2d_backward(Tag, const Pool2dGeometry& g, const T* gy, T* dx, bool 
               for (std::int64_t j = std::max<std::int64_t>(x0, 0); j < std::min(x0 + g.k, g.w); ++j)
                 d[i * g.w + j] += v;
           }
+      });
+    }
+  });
+}
+
+/// y = mean of each adaptive window (backend/pool2d.hpp gives the windows).
+template <typename T>
+void adaptive_avg_pool2d_forward(Tag, const AdaptivePool2dGeometry& g, const T* x, T* y) {
+  using C = compute_t<T>;
+  parallel_for(g.planes, 1, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t pl = lo; pl < hi; ++pl) {
+      const T* in = x + pl * g.h * g.w;
+      T* out = y + pl * g.oh * g.ow;
+      for (std::int64_t oy = 0; oy < g.oh; ++oy) {
+        const std::int64_t i0 = adaptive_start(oy, g.h, g.oh), i1 = adaptive_end(oy, g.h, g.oh);
+        for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+          const std::int64_t j0 = adaptive_start(ox, g.w, g.ow), j1 = adaptive_end(ox, g.w, g.ow);
+          C acc = 0;
+          for (std::int64_t i = i0; i < i1; ++i)
+            for (std::int64_t j = j0; j < j1; ++j) acc += static_cast<C>(in[i * g.w + j]);
+          out[oy * g.ow + ox] = T(acc / static_cast<C>((i1 - i0) * (j1 - j0)));
+        }
+      }
+    }
+  });
+}
+
+/// dx (+)= gy spread evenly over each adaptive window.
+template <typename T>
+void adaptive_avg_pool2d_backward(Tag, const AdaptivePool2dGeometry& g, const T* gy, T* dx, bool accumulate) {
+  using C = compute_t<T>;
+  parallel_for(g.planes, 1, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t pl = lo; pl < hi; ++pl) {
+      const T* gp = gy + pl * g.oh * g.ow;
+      detail::add_into_plane(dx + pl * g.h * g.w, g.h * g.w, accumulate, [&](C* d) {
+        for (std::int64_t oy = 0; oy < g.oh; ++oy) {
+          const std::int64_t i0 = adaptive_start(oy, g.h, g.oh), i1 = adaptive_end(oy, g.h, g.oh);
+          for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+            const std::int64_t j0 = adaptive_start(ox, g.w, g.ow), j1 = adaptive_end(ox, g.w, g.ow);
+            const C v = static_cast<C>(gp[oy * g.ow + ox]) / static_cast<C>((i1 - i0) * (j1 - j0));
+            for (std::int64_t i = i0; i < i1; ++i)
+              for (std::int64_t j = j0; j < j1; ++j) d[i * g.w + j] += v;
+          }
+        }
       });
     }
   });

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// max_pool2d and avg_pool2d device kernels (NCHW), mirroring backend/cpu/pool2d.hpp. The
+/// max_pool2d, avg_pool2d and adaptive_avg_pool2d device kernels (NCHW), mirroring backend/cpu/pool2d.hpp. The
 /// backward passes gather (each input element sums the windows that cover it), so
 /// overlapping windows need no atomics and results are deterministic.
 
@@ -115,6 +115,48 @@ struct AvgPoolBackward {
   }
 };
 
+template <typename T>
+struct AdaptiveAvgPoolForward {
+  AdaptivePool2dGeometry g;
+  const T* x;
+  T* y;
+  TINYNET_HOST_DEVICE void operator()(std::int64_t e) const {
+    const std::int64_t pl = e / (g.oh * g.ow), oy = (e / g.ow) % g.oh, ox = e % g.ow;
+    const T* in = x + pl * g.h * g.w;
+    const std::int64_t i0 = adaptive_start(oy, g.h, g.oh), i1 = adaptive_end(oy, g.h, g.oh);
+    const std::int64_t j0 = adaptive_start(ox, g.w, g.ow), j1 = adaptive_end(ox, g.w, g.ow);
+    using C = compute_t<T>;
+    C acc = 0;
+    for (std::int64_t i = i0; i < i1; ++i)
+      for (std::int64_t j = j0; j < j1; ++j) acc += static_cast<C>(in[i * g.w + j]);
+    y[e] = T(acc / static_cast<C>((i1 - i0) * (j1 - j0)));
+  }
+};
+
+template <typename T>
+struct AdaptiveAvgPoolBackward {
+  AdaptivePool2dGeometry g;
+  const T* gy;
+  T* dx;
+  bool accumulate;
+  TINYNET_HOST_DEVICE void operator()(std::int64_t e) const {
+    const std::int64_t pl = e / (g.h * g.w), iy = (e / g.w) % g.h, ix = e % g.w;
+    std::int64_t oy0, oy1, ox0, ox1;
+    adaptive_covering(iy, g.h, g.oh, oy0, oy1);
+    adaptive_covering(ix, g.w, g.ow, ox0, ox1);
+    using C = compute_t<T>;
+    C acc = accumulate ? static_cast<C>(dx[e]) : C(0);
+    for (std::int64_t oy = oy0; oy < oy1; ++oy) {
+      const std::int64_t rows = adaptive_end(oy, g.h, g.oh) - adaptive_start(oy, g.h, g.oh);
+      for (std::int64_t ox = ox0; ox < ox1; ++ox) {
+        const std::int64_t cols = adaptive_end(ox, g.w, g.ow) - adaptive_start(ox, g.w, g.ow);
+        acc += static_cast<C>(gy[pl * g.oh * g.ow + oy * g.ow + ox]) / static_cast<C>(rows * cols);
+      }
+    }
+    dx[e] = T(acc);
+  }
+};
+
 }  // namespace detail
 
 template <typename T>
@@ -135,6 +177,16 @@ void avg_pool2d_forward(Tag, const Pool2dGeometry& g, const T* x, T* y) {
 template <typename T>
 void avg_pool2d_backward(Tag, const Pool2dGeometry& g, const T* gy, T* dx, bool accumulate) {
   for_each_index(g.planes * g.h * g.w, detail::AvgPoolBackward<T>{g, gy, dx, accumulate});
+}
+
+template <typename T>
+void adaptive_avg_pool2d_forward(Tag, const AdaptivePool2dGeometry& g, const T* x, T* y) {
+  for_each_index(g.planes * g.oh * g.ow, detail::AdaptiveAvgPoolForward<T>{g, x, y});
+}
+
+template <typename T>
+void adaptive_avg_pool2d_backward(Tag, const AdaptivePool2dGeometry& g, const T* gy, T* dx, bool accumulate) {
+  for_each_index(g.planes * g.h * g.w, detail::AdaptiveAvgPoolBackward<T>{g, gy, dx, accumulate});
 }
 
 }  // namespace tinynet::backend::cuda

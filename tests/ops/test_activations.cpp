@@ -1,0 +1,134 @@
+// leaky_relu, gelu (exact and tanh) and silu: values against std:: math, float64 gradchecks,
+// backward adding into an existing gradient, bfloat16 as relu takes it, and misuse.
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+
+#include "op_testing.hpp"
+
+using namespace tinynet;
+using namespace tinynet::testing;
+
+namespace {
+
+struct ActivationCase {
+  std::string name;
+  std::function<Tensor(const Tensor&)> op;
+  std::function<double(double)> ref;
+};
+
+double gelu_exact(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
+double gelu_tanh(double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }
+
+std::vector<ActivationCase> activation_cases() {
+  return {
+      {"leaky_relu", [](const Tensor& x) { return leaky_relu(x); }, [](double x) { return x > 0 ? x : 0.01 * x; }},
+      {"leaky_relu 0.2", [](const Tensor& x) { return leaky_relu(x, 0.2); },
+       [](double x) { return x > 0 ? x : 0.2 * x; }},
+      {"leaky_relu -1.5", [](const Tensor& x) { return leaky_relu(x, -1.5); },
+       [](double x) { return x > 0 ? x : -1.5 * x; }},
+      {"gelu", [](const Tensor& x) { return gelu(x); }, gelu_exact},
+      {"gelu tanh", [](const Tensor& x) { return gelu(x, "tanh"); }, gelu_tanh},
+      {"silu", [](const Tensor& x) { return silu(x); }, [](double x) { return x / (1 + std::exp(-x)); }},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("activations: leaky_relu, gelu and silu match std:: math", "[ops][activations]") {
+  for (const auto& c : activation_cases()) {
+    INFO(c.name);
+    const Tensor x = random_input({4, 9}, 1, false, -5.0, 5.0);
+    std::vector<double> expected;
+    for (double v : values(x)) expected.push_back(c.ref(v));
+    const Tensor y = c.op(x);
+    CHECK(y.shape() == x.shape());
+    CHECK(y.dtype() == DType::float64);
+    check_close(y, expected, 1e-14);
+    check_close(c.op(x.to(DType::float32)), expected, 1e-6);
+  }
+}
+
+TEST_CASE("activations: gradients match finite differences", "[ops][activations][gradcheck]") {
+  // leaky_relu's kink at 0 is kept clear of the finite-difference step.
+  for (const auto& c : activation_cases())
+    for (const Shape& s : {Shape{1, 5}, Shape{3, 7}, Shape{2, 3, 4}}) {
+      INFO(c.name << " on " << s);
+      check_gradients([&](std::span<const Tensor> in) { return c.op(in[0]); }, {away_from_zero(s, 2, 0.05)});
+      const Tensor wide = random_input(s, 3, true, -6.0, 6.0);  // the tails of gelu and silu too
+      if (c.name.starts_with("leaky")) continue;
+      check_gradients([&](std::span<const Tensor> in) { return c.op(in[0]); }, {wide});
+    }
+}
+
+TEST_CASE("activations: backward adds into an existing gradient", "[ops][activations]") {
+  for (const auto& c : activation_cases()) {
+    INFO(c.name);
+    check_accumulates([&](std::span<const Tensor> in) { return c.op(in[0]); }, {away_from_zero({5, 6}, 4, 0.05)});
+  }
+  // Many parallel chunks in float32, through the vectorised backward loop.
+  const std::int64_t n = 3 * kElementwiseGrain + 13;
+  const Tensor x = random_input({n}, 5, false, -4.0, 4.0).to(DType::float32).requires_grad_();
+  const Tensor g = random_input({n}, 6, false).to(DType::float32);
+  add(silu(x), gelu(x)).backward(g);
+  const std::vector<double> xv = values(x), gv = values(g), dx = values(x.grad());
+  double worst = 0;
+  for (std::size_t i = 0; i < xv.size(); ++i) {
+    const double s = 1 / (1 + std::exp(-xv[i]));
+    const double pdf = std::exp(-0.5 * xv[i] * xv[i]) / std::sqrt(2 * M_PI);
+    const double d = gv[i] * (s * (1 + xv[i] * (1 - s)) + 0.5 * (1 + std::erf(xv[i] / std::sqrt(2.0))) + xv[i] * pdf);
+    worst = std::max(worst, std::abs(dx[i] - d));
+  }
+  CHECK(worst < 1e-5);
+}
+
+TEST_CASE("activations on bfloat16: the float value rounded once, as relu", "[ops][activations][bf16]") {
+  const Tensor x = random_input({500}, 7, false, -4.0, 4.0);
+  const Tensor x16 = cast(x, DType::bfloat16);
+  for (const auto& c : activation_cases()) {
+    INFO(c.name);
+    const Tensor y = c.op(x16);
+    REQUIRE(y.dtype() == DType::bfloat16);
+    const Tensor expected = cast(c.op(cast(x16, DType::float32)), DType::bfloat16);
+    CHECK(values(cast(y, DType::float64)) == values(cast(expected, DType::float64)));
+  }
+  // The gradient flows back to the float32 leaf through the bfloat16 cast.
+  const Tensor leaf = x.to(DType::float32).requires_grad_();
+  sum(cast(gelu(cast(leaf, DType::bfloat16)), DType::float32)).backward();
+  REQUIRE(leaf.grad().defined());
+  CHECK(leaf.grad().dtype() == DType::float32);
+}
+
+TEST_CASE("activations: misuse names the op", "[ops][activations][errors]") {
+  CHECK_THROWS_AS(gelu(zeros({2}), "erf"), ValueError);
+  CHECK_THROWS_WITH(gelu(zeros({2}), "erf"),
+                    Catch::Contains("gelu") && Catch::Contains("'none' or 'tanh'") && Catch::Contains("'erf'"));
+  const Tensor labels = zeros({3}, {.dtype = DType::int64});
+  CHECK_THROWS_WITH(leaky_relu(labels), Catch::Contains("leaky_relu") && Catch::Contains("int64"));
+  CHECK_THROWS_WITH(gelu(labels), Catch::Contains("gelu") && Catch::Contains("int64"));
+  CHECK_THROWS_WITH(silu(labels), Catch::Contains("silu") && Catch::Contains("int64"));
+}
+
+TEST_CASE("leaky_relu: NaN and infinities as PyTorch's, in the vectorised loop too", "[ops][activations]") {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const std::int64_t n = 2 * kElementwiseGrain + 5;
+  std::vector<double> xs(static_cast<std::size_t>(n)), gs(xs.size());
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const double pattern[] = {nan, inf, -inf, 2.0, -2.0};
+    xs[i] = pattern[i % 5];
+    gs[i] = i % 3 ? inf : 1.0;
+  }
+  const Tensor x = from_vector(xs, {n}).to(DType::float32).requires_grad_();
+  const Tensor y = leaky_relu(x, 0.25);
+  y.backward(from_vector(gs, {n}).to(DType::float32));
+  const std::vector<double> yv = values(y), dx = values(x.grad());
+  std::int64_t wrong = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const double want_y = xs[i] > 0 ? xs[i] : 0.25 * xs[i], want_dx = xs[i] > 0 ? gs[i] : 0.25 * gs[i];
+    wrong += !(yv[i] == want_y || (std::isnan(want_y) && std::isnan(yv[i])));
+    wrong += !(dx[i] == want_dx);
+  }
+  CHECK(wrong == 0);
+}
