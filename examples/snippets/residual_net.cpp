@@ -8,23 +8,26 @@
 using namespace tinynet;
 
 // [resnet]
+// 3x3 and 1x1 convolutions without a bias (the batch norm after each has one), as ResNets have.
+template <std::int64_t C, std::int64_t Stride = 1>
+using Conv3x3 = nn::Conv2d<C, 3, Stride, 1, nn::no_bias>;
+
 // A ResNet basic block: y = relu(body(x) + x).
 template <std::int64_t C>
-using Block = nn::Residual<nn::Conv2d<C, 3, 1, 1>, nn::BatchNorm2d, nn::ReLU, nn::Conv2d<C, 3, 1, 1>, nn::BatchNorm2d>;
+using Block = nn::Residual<Conv3x3<C>, nn::BatchNorm2d, nn::ReLU, Conv3x3<C>, nn::BatchNorm2d>;
 
 // The first block of a stage halves the size and doubles the channels: a projection shortcut.
 template <std::int64_t C>
-using DownBlock = nn::Residual<nn::Body<nn::Conv2d<C, 3, 2, 1>, nn::BatchNorm2d, nn::ReLU, nn::Conv2d<C, 3, 1, 1>,
-                                        nn::BatchNorm2d>,
-                               nn::Shortcut<nn::Conv2d<C, 1, 2, 0>, nn::BatchNorm2d>>;
+using DownBlock = nn::Residual<nn::Body<Conv3x3<C, 2>, nn::BatchNorm2d, nn::ReLU, Conv3x3<C>, nn::BatchNorm2d>,
+                               nn::Shortcut<nn::Conv2d<C, 1, 2, 0, nn::no_bias>, nn::BatchNorm2d>>;
 
 // ResNet-20 (He et al.'s network for CIFAR: three stages of three blocks) for 1x28x28 images.
-using ResNet20 = nn::Sequential<nn::Input<1, 28, 28>, nn::Conv2d<16, 3, 1, 1>, nn::BatchNorm2d, nn::ReLU,  //
-                                Block<16>, nn::ReLU, Block<16>, nn::ReLU, Block<16>, nn::ReLU,            //
-                                DownBlock<32>, nn::ReLU, Block<32>, nn::ReLU, Block<32>, nn::ReLU,        //
-                                DownBlock<64>, nn::ReLU, Block<64>, nn::ReLU, Block<64>, nn::ReLU,        //
-                                nn::AvgPool2d<7>, nn::Flatten, nn::Linear<10>>;
-static_assert(ResNet20::parameter_count == 272'970);
+using ResNet20 = nn::Sequential<nn::Input<1, 28, 28>, Conv3x3<16>, nn::BatchNorm2d, nn::ReLU,       //
+                                Block<16>, nn::ReLU, Block<16>, nn::ReLU, Block<16>, nn::ReLU,      //
+                                DownBlock<32>, nn::ReLU, Block<32>, nn::ReLU, Block<32>, nn::ReLU,  //
+                                DownBlock<64>, nn::ReLU, Block<64>, nn::ReLU, Block<64>, nn::ReLU,  //
+                                nn::AdaptiveAvgPool2d<1>, nn::Flatten, nn::Linear<10>>;
+static_assert(ResNet20::parameter_count == 272'186);  // PyTorch's count for the same network
 // [resnet]
 
 // [module-list]
@@ -76,7 +79,8 @@ class ChannelScale : public nn::Module<ChannelScale> {
   Tensor weight_;
 };
 
-using Scaled = nn::Sequential<nn::Input<3, 8, 8>, nn::Conv2d<4, 3>, ChannelScale, nn::ReLU, nn::Flatten, nn::Linear<10>>;
+using Scaled =
+    nn::Sequential<nn::Input<3, 8, 8>, nn::Conv2d<4, 3>, ChannelScale, nn::ReLU, nn::Flatten, nn::Linear<10>>;
 static_assert(Scaled::parameter_count == (4 * 3 * 9 + 4) + 4 + (10 * 144 + 10));
 // [own-layer]
 
@@ -103,8 +107,9 @@ int main() {
   const Tensor labels = from_vector<std::int64_t>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5}, {16});
   Stack stack(3, true);
   Scaled scaled;
-  const bool ok = loss_falls(resnet, images, labels, "ResNet-20") && loss_falls(scaled, randn({16, 3, 8, 8}), labels, "Scaled") &&
-                  loss_falls(stack, randn({16, 8}), labels, "Stack") &&
-                  Stack(3, false).state_dict().size() == 6 && stack.state_dict().size() == 8;
+  const bool ok = loss_falls(resnet, images, labels, "ResNet-20") &&
+                  loss_falls(scaled, randn({16, 3, 8, 8}), labels, "Scaled") &&
+                  loss_falls(stack, randn({16, 8}), labels, "Stack") && Stack(3, false).state_dict().size() == 6 &&
+                  stack.state_dict().size() == 8;
   return ok ? 0 : 1;
 }

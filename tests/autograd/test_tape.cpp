@@ -344,27 +344,27 @@ std::vector<Family> op_families() {
       {"amax dim", [](auto in) { return amax(in[0], 1, true); }, {distinct_values({2, 3, 4}, 59)}},
       {"amin all", [](auto in) { return amin(in[0]); }, {distinct_values({2, 3}, 60)}},
       {"cat (one input twice)",
-       [](auto in) { return cat({in[0], in[1], in[0]}, 1); },
-       {random_input({2, 3}, 61), random_input({2, 1}, 62)}},
-      {"stack", [](auto in) { return stack({in[0], in[1]}, 2); }, {random_input({2, 3}, 63), random_input({2, 3}, 64)}},
-      {"narrow + select",
        [](auto in) {
-         return in[0].narrow(1, 1, 2).select(0, 1);
+         return cat({in[0], in[1], in[0]}, 1);
        },
-       {random_input({3, 4}, 65)}},
+       {random_input({2, 3}, 61), random_input({2, 1}, 62)}},
+      {"stack",
+       [](auto in) {
+         return stack({in[0], in[1]}, 2);
+       },
+       {random_input({2, 3}, 63), random_input({2, 3}, 64)}},
+      {"narrow + select", [](auto in) { return in[0].narrow(1, 1, 2).select(0, 1); }, {random_input({3, 4}, 65)}},
       {"index_select (repeated index)",
-       [](auto in) { return index_select(in[0], 0, tensor<std::int64_t>({2, 0, 2})); },
+       [](auto in) {
+         return index_select(in[0], 0, tensor<std::int64_t>({2, 0, 2}));
+       },
        {random_input({3, 4}, 66)}},
       {"permute + transpose",
        [](auto in) {
          return in[0].permute({2, 0, 1}).transpose(0, 1);
        },
        {random_input({2, 3, 4}, 67)}},
-      {"unsqueeze + squeeze",
-       [](auto in) {
-         return in[0].unsqueeze(1).squeeze(2);
-       },
-       {random_input({3, 1, 4}, 68)}},
+      {"unsqueeze + squeeze", [](auto in) { return in[0].unsqueeze(1).squeeze(2); }, {random_input({3, 1, 4}, 68)}},
   };
 }
 

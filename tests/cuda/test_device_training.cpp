@@ -86,7 +86,8 @@ TEST_CASE("a network trained on the device follows the CPU run step by step", "[
 }
 
 TEST_CASE("residual blocks (identity and projection) train on the device as on the CPU", "[cuda]") {
-  using Block = nn::Residual<nn::Conv2d<4, 3, 1, 1>, nn::BatchNorm2d, nn::ReLU, nn::Conv2d<4, 3, 1, 1>, nn::BatchNorm2d>;
+  using Block =
+      nn::Residual<nn::Conv2d<4, 3, 1, 1>, nn::BatchNorm2d, nn::ReLU, nn::Conv2d<4, 3, 1, 1>, nn::BatchNorm2d>;
   using Down = nn::Residual<nn::Body<nn::Conv2d<8, 3, 2, 1>, nn::BatchNorm2d>,
                             nn::Shortcut<nn::Conv2d<8, 1, 2, 0>, nn::BatchNorm2d>>;
   using ResNet = nn::Sequential<nn::Input<4, 8, 8>, Block, nn::ReLU, Down, nn::ReLU, nn::Flatten, nn::Linear<10>>;

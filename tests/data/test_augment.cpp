@@ -84,7 +84,8 @@ TEST_CASE("RandomCrop: the padded image cropped at a uniformly random position",
   CHECK(seen.size() == 6 * 7);
   SampleRandom r1(1, 0, 0);
   const RandomCrop too_large{9, 1}, small{2, 0};
-  CHECK_THROWS_WITH(too_large(image, r1), Catch::Contains("RandomCrop: a 9x9 crop does not fit a 5x6 image padded by 1"));
+  CHECK_THROWS_WITH(too_large(image, r1),
+                    Catch::Contains("RandomCrop: a 9x9 crop does not fit a 5x6 image padded by 1"));
   CHECK_THROWS_WITH(small(zeros({5, 6}), r1), Catch::Contains("RandomCrop: expected one image [C, H, W]"));
 }
 
@@ -157,7 +158,8 @@ TEST_CASE("Subset and random_split: PyTorch's lengths and fractions, disjoint an
   CHECK(some.get_batch(first).target.data<std::int64_t>()[1] == 2);
   CHECK(some.get_batch(first).target.data<std::int64_t>()[0] == 7);
   const std::vector<std::int64_t> out_of_range{10};
-  CHECK_THROWS_WITH(Subset<TensorDataset>(all, out_of_range), Catch::Contains("Subset: index 10 out of range for a data set of 10"));
+  CHECK_THROWS_WITH(Subset<TensorDataset>(all, out_of_range),
+                    Catch::Contains("Subset: index 10 out of range for a data set of 10"));
 
   const auto parts = random_split(all, {0.34, 0.33, 0.33}, 5);  // floor: 3, 3, 3; the one left to the first
   REQUIRE(parts.size() == 3);

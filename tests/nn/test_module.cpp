@@ -267,7 +267,6 @@ TEST_CASE("ModuleList and optional children: PyTorch's names, parameters, modes,
   const Tensor y = with(randn({2, 4}, {.dtype = DType::float64}));
   CHECK(y.shape() == Shape{2, 6});
 
-
   // An error inside a list child names it.
   try {
     without(zeros({2, 5}));

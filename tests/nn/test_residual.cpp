@@ -12,14 +12,14 @@ using BasicBlock = Residual<Conv2d<C, 3, 1, 1>, BatchNorm2d, ReLU, Conv2d<C, 3, 
 // The first block of a stage: stride 2 and twice the channels, a 1x1 projection shortcut.
 template <std::int64_t C>
 using DownBlock = Residual<Body<Conv2d<C, 3, 2, 1>, BatchNorm2d, ReLU, Conv2d<C, 3, 1, 1>, BatchNorm2d>,
-                          Shortcut<Conv2d<C, 1, 2, 0>, BatchNorm2d>>;
+                           Shortcut<Conv2d<C, 1, 2, 0>, BatchNorm2d>>;
 
 // ResNet-20 as He et al. built it for CIFAR (three stages of 16, 32, 64 channels, three
 // blocks each), here for 1x28x28 input.
-using ResNet20 = Sequential<Input<1, 28, 28>, Conv2d<16, 3, 1, 1>, BatchNorm2d, ReLU,                   //
-                            BasicBlock<16>, ReLU, BasicBlock<16>, ReLU, BasicBlock<16>, ReLU,         //
-                            DownBlock<32>, ReLU, BasicBlock<32>, ReLU, BasicBlock<32>, ReLU,          //
-                            DownBlock<64>, ReLU, BasicBlock<64>, ReLU, BasicBlock<64>, ReLU,          //
+using ResNet20 = Sequential<Input<1, 28, 28>, Conv2d<16, 3, 1, 1>, BatchNorm2d, ReLU,          //
+                            BasicBlock<16>, ReLU, BasicBlock<16>, ReLU, BasicBlock<16>, ReLU,  //
+                            DownBlock<32>, ReLU, BasicBlock<32>, ReLU, BasicBlock<32>, ReLU,   //
+                            DownBlock<64>, ReLU, BasicBlock<64>, ReLU, BasicBlock<64>, ReLU,   //
                             AvgPool2d<7>, Flatten, Linear<10>>;
 
 // The same network in PyTorch 1.13 (convolutions with bias, as here) has 272,970 parameters:
@@ -36,10 +36,9 @@ TEST_CASE("Residual: y = body(x) + x, the body's layers called as in a Sequentia
   Sequential<Input<2, 5, 5>, Residual<Conv2d<2, 3, 1, 1>, Tanh, Conv2d<2, 3, 1, 1>>> net;
   const Tensor x = randn({3, 2, 5, 5});
   const StateDict sd = net.state_dict();
-  const Tensor expected =
-      conv2d(tinynet::tanh(conv2d(x, sd.at("0.body.0.weight"), sd.at("0.body.0.bias"), 1, 1)), sd.at("0.body.2.weight"),
-             sd.at("0.body.2.bias"), 1, 1) +
-      x;
+  const Tensor expected = conv2d(tinynet::tanh(conv2d(x, sd.at("0.body.0.weight"), sd.at("0.body.0.bias"), 1, 1)),
+                                 sd.at("0.body.2.weight"), sd.at("0.body.2.bias"), 1, 1) +
+                          x;
   const Tensor y = net(x);
   REQUIRE(y.shape() == x.shape());
   for (std::int64_t i = 0; i < y.numel(); ++i) CHECK(y.data<float>()[i] == expected.data<float>()[i]);
@@ -56,6 +55,9 @@ TEST_CASE("Residual: PyTorch-style names, parameters and buffers of both paths",
   CHECK(sd.at("9.shortcut.1.weight").shape() == Shape{32});
   CHECK_FALSE(sd.contains("3.shortcut.0.weight"));
   CHECK(sd.at("23.weight").shape() == Shape{10, 64});
+  // The model summary lists a block as one entry, with its output shape and parameters.
+  const std::string table = summary(net);
+  CHECK_THAT(table, Catch::Contains("Residual") && Catch::Contains("272,970"));
   // eval() reaches the batch norms inside the blocks.
   net.eval();
   CHECK_FALSE(net.get<9>().is_training());

@@ -16,8 +16,7 @@ namespace tinynet {
 /// it was raised: `... (in Net.fc2 [Linear])` names the model, the member and its type.
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& message)
-      : std::runtime_error(message), where_(std::make_shared<Where>()) {
+  explicit Error(const std::string& message) : std::runtime_error(message), where_(std::make_shared<Where>()) {
     where_->message = where_->text = message;
   }
   explicit Error(const char* message) : Error(std::string(message)) {}

@@ -39,7 +39,9 @@ concept Dataset = requires(const D& d, std::span<const std::int64_t> indices) {
 /// A data set whose samples depend on the epoch (random augmentation, data/augment.hpp):
 /// the DataLoader calls `set_epoch` before each pass gathers its first batch.
 template <typename D>
-concept EpochAware = Dataset<D> && requires(D& d, std::int64_t epoch) { d.set_epoch(epoch); };
+concept EpochAware = Dataset<D> && requires(D& d, std::int64_t epoch) {
+  d.set_epoch(epoch);
+};
 
 /// Copies rows `indices` (along dim 0) of the CPU tensor `src` into a new tensor of shape
 /// [indices.size(), src.shape()[1:]...]. Throws IndexError for an index outside [0, rows).

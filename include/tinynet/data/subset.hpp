@@ -36,8 +36,7 @@ class Subset {
     return dataset_.get_batch(mapped);
   }
   /// Passes the epoch on to a data set whose samples depend on it (data/augment.hpp).
-  void set_epoch(std::int64_t epoch)
-  requires EpochAware<D> { dataset_.set_epoch(epoch); }
+  void set_epoch(std::int64_t epoch) requires EpochAware<D> { dataset_.set_epoch(epoch); }
 
   const D& dataset() const { return dataset_; }
   const std::vector<std::int64_t>& indices() const { return indices_; }
@@ -71,8 +70,10 @@ std::vector<Subset<D>> random_split(const D& dataset, const std::vector<double>&
   } else {
     std::int64_t sum = 0;
     for (double l : lengths) {
-      TINYNET_CHECK(ValueError, l == std::floor(l), "random_split: lengths must be whole sample counts or fractions "
-                    "summing to 1, got ", l);
+      TINYNET_CHECK(ValueError, l == std::floor(l),
+                    "random_split: lengths must be whole sample counts or fractions "
+                    "summing to 1, got ",
+                    l);
       sum += counts.emplace_back(static_cast<std::int64_t>(l));
     }
     TINYNET_CHECK(ValueError, sum == n, "random_split: the lengths sum to ", sum, " but the data set has ", n,

@@ -6,7 +6,8 @@
 ///   // y = body(x) + x: the body keeps the sample's shape
 ///   nn::Residual<nn::Conv2d<16, 3, 1, 1>, nn::BatchNorm2d, nn::ReLU, nn::Conv2d<16, 3, 1, 1>, nn::BatchNorm2d>
 ///   // y = body(x) + shortcut(x): a projection where the body changes channels or size
-///   nn::Residual<nn::Body<nn::Conv2d<32, 3, 2, 1>, nn::BatchNorm2d, nn::ReLU, nn::Conv2d<32, 3, 1, 1>, nn::BatchNorm2d>,
+///   nn::Residual<nn::Body<nn::Conv2d<32, 3, 2, 1>, nn::BatchNorm2d, nn::ReLU, nn::Conv2d<32, 3, 1, 1>,
+///   nn::BatchNorm2d>,
 ///                nn::Shortcut<nn::Conv2d<32, 1, 2, 0>, nn::BatchNorm2d>>
 /// \endcode
 /// Shapes and parameter counts are checked and counted at compile time, as in Sequential

@@ -34,8 +34,7 @@ TINYNET_TORCH_CASES(elementwise) {
   const Tensor a = input({4, 5}, 4);
   const Tensor b = input({4, 5}, 5);
   const Tensor cond = lt(input({4, 5}, 6), 0.0);
-  check("where", "torch.where(a, b, c)", {cond, a, b},
-        [](const Inputs& in) { return where(in[0], in[1], in[2]); });
+  check("where", "torch.where(a, b, c)", {cond, a, b}, [](const Inputs& in) { return where(in[0], in[1], in[2]); });
   check("where broadcast", "torch.where(a, b, c)", {narrow(cond, 0, 0, 1), a, input({5}, 7)},
         [](const Inputs& in) { return where(in[0], in[1], in[2]); });
   check("clamp", "torch.clamp(a, -0.5, 0.3)", {a}, [](const Inputs& in) { return clamp(in[0], -0.5, 0.3); });
@@ -74,15 +73,22 @@ TINYNET_TORCH_CASES(joining) {
   const Tensor a = input({2, 3, 4}, 11);
   const Tensor b = input({2, 1, 4}, 12);
   const Tensor c = input({2, 2, 4}, 13);
-  check("cat dim 1", "torch.cat([a, b, c], 1)", {a, b, c}, [](const Inputs& in) { return cat({in[0], in[1], in[2]}, 1); });
-  check("cat dim -3", "torch.cat([a, b], -3)", {a, input({1, 3, 4}, 14)},
-        [](const Inputs& in) { return cat({in[0], in[1]}, -3); });
+  check("cat dim 1", "torch.cat([a, b, c], 1)", {a, b, c}, [](const Inputs& in) {
+    return cat({in[0], in[1], in[2]}, 1);
+  });
+  check("cat dim -3", "torch.cat([a, b], -3)", {a, input({1, 3, 4}, 14)}, [](const Inputs& in) {
+    return cat({in[0], in[1]}, -3);
+  });
   check("cat float32 with float64", "torch.cat([a, b], 0)", {input({2, 3}, 23).to(DType::float32), input({1, 3}, 24)},
-        [](const Inputs& in) { return cat({in[0], in[1]}, 0); });
-  check("stack dim 0", "torch.stack([a, b])", {a, input({2, 3, 4}, 15)},
-        [](const Inputs& in) { return stack({in[0], in[1]}, 0); });
-  check("stack dim -1", "torch.stack([a, b], -1)", {a, input({2, 3, 4}, 16)},
-        [](const Inputs& in) { return stack({in[0], in[1]}, -1); });
+        [](const Inputs& in) {
+          return cat({in[0], in[1]}, 0);
+        });
+  check("stack dim 0", "torch.stack([a, b])", {a, input({2, 3, 4}, 15)}, [](const Inputs& in) {
+    return stack({in[0], in[1]}, 0);
+  });
+  check("stack dim -1", "torch.stack([a, b], -1)", {a, input({2, 3, 4}, 16)}, [](const Inputs& in) {
+    return stack({in[0], in[1]}, -1);
+  });
 }
 
 TINYNET_TORCH_CASES(views) {
@@ -99,7 +105,9 @@ TINYNET_TORCH_CASES(views) {
   check("permute", "a.permute(2, 0, 1)", {a}, [](const Inputs& in) { return in[0].permute({2, 0, 1}); });
   check("transpose", "a.transpose(0, 2)", {a}, [](const Inputs& in) { return in[0].transpose(0, 2); });
   check("permute then contiguous and reshape", "a.permute(1, 0, 2).contiguous().reshape(4, 15)", {a},
-        [](const Inputs& in) { return in[0].permute({1, 0, 2}).contiguous().reshape({4, 15}); });
+        [](const Inputs& in) {
+          return in[0].permute({1, 0, 2}).contiguous().reshape({4, 15});
+        });
 }
 
 TINYNET_TORCH_CASES(creation) {
@@ -107,8 +115,9 @@ TINYNET_TORCH_CASES(creation) {
   check("arange", "torch.arange(0.5, 3.0, 0.25, dtype=torch.float64)", {},
         [=](const Inputs&) { return arange(0.5, 3.0, 0.25, {.dtype = f64}); });
   check("arange int", "torch.arange(7)", {}, [](const Inputs&) { return arange(7); });
-  check("full", "torch.full((2, 3), -1.5, dtype=torch.float64)", {},
-        [=](const Inputs&) { return full({2, 3}, -1.5, {.dtype = f64}); });
+  check("full", "torch.full((2, 3), -1.5, dtype=torch.float64)", {}, [=](const Inputs&) {
+    return full({2, 3}, -1.5, {.dtype = f64});
+  });
   check("zeros_like", "torch.zeros_like(a)", {input({2, 3}, 20)}, [](const Inputs& in) { return zeros_like(in[0]); });
   check("ones_like", "torch.ones_like(a)", {input({2, 3}, 21)}, [](const Inputs& in) { return ones_like(in[0]); });
   check("full_like", "torch.full_like(a, 2.5)", {input({2, 3}, 22)},

@@ -32,8 +32,8 @@ struct Registrar {
 }  // namespace tinynet::torch_reference
 
 /// A file's cases: `TINYNET_TORCH_CASES(views) { check(...); ... }`.
-#define TINYNET_TORCH_CASES(area)                                                                 \
-  static void tinynet_torch_cases_##area();                                                      \
-  static const ::tinynet::torch_reference::detail::Registrar tinynet_torch_registrar_##area{    \
-      &tinynet_torch_cases_##area};                                                             \
+#define TINYNET_TORCH_CASES(area)                                                            \
+  static void tinynet_torch_cases_##area();                                                  \
+  static const ::tinynet::torch_reference::detail::Registrar tinynet_torch_registrar_##area{ \
+      &tinynet_torch_cases_##area};                                                          \
   static void tinynet_torch_cases_##area()
