@@ -23,7 +23,7 @@ import time
 from torch_tuning import blas_library, impl_name, reexec_if_tuned
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--model", default="net", choices=["net", "lenet"])
+parser.add_argument("--model", default="net", choices=["net", "lenet", "resnet20"])
 parser.add_argument("--threads", type=int, default=2)
 parser.add_argument("--batches", type=int, default=100)
 parser.add_argument("--warmup", type=int, default=10)
@@ -105,16 +105,66 @@ class LeNet(nn.Module):
         return F.log_softmax(self.fc2(F.relu(self.fc1(torch.flatten(x, 1)))), dim=1)
 
 
+class Residual(nn.Module):
+    """relu(body(x) + shortcut(x)), named as tinynet's nn::Residual names its tensors."""
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(),
+                                  nn.Conv2d(cout, cout, 3, 1, 1, bias=False), nn.BatchNorm2d(cout))
+        self.shortcut = nn.Identity()
+        if stride != 1 or cin != cout:
+            self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, 0, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        return F.relu(self.body(x) + self.shortcut(x))
+
+
+class ResNet20(nn.Module):  # examples/resnet/models.hpp's ResNet20<C, H, W>
+    def __init__(self, channels=1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, 16, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(16)
+        blocks, cin = [], 16
+        for cout, stride in [(16, 1), (32, 2), (64, 2)]:
+            for i in range(3):
+                blocks.append(Residual(cin, cout, stride if i == 0 else 1))
+                cin = cout
+        self.blocks = nn.Sequential(*blocks)
+        self.fc = nn.Linear(64, 10)
+
+    def forward(self, x):
+        x = self.blocks(F.relu(self.bn1(self.conv1(x))))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+def resnet20_macs(h, w):  # the convolutions' and the classifier's multiply-adds per image
+    macs, cin = 16 * 9 * h * w, 16
+    for stage, c in enumerate([16, 32, 64]):
+        for block in range(3):
+            down = block == 0 and stage > 0
+            if down:
+                h, w = (h + 1) // 2, (w + 1) // 2
+            macs += c * cin * 9 * h * w + c * c * 9 * h * w + (c * cin * h * w if down else 0)
+            cin = c
+    return macs + 640
+
+
 if args.model == "net":
     model, batch, macs = Net(), 64, 32 * 9 * 26 * 26 + 64 * 32 * 9 * 24 * 24 + 9216 * 128 + 128 * 10
-else:
+elif args.model == "lenet":
     model, batch, macs = LeNet(), 100, 20 * 25 * 24 * 24 + 50 * 20 * 25 * 8 * 8 + 800 * 500 + 500 * 10
+else:
+    model, batch, macs = ResNet20(), 128, resnet20_macs(28, 28)
+    assert sum(p.numel() for p in model.parameters()) == 272186  # as tinynet's ResNet20<1, 28, 28>
 device = torch.device(args.device)
 model, images, labels = model.to(device), images.to(device), labels.to(device)
 if args.model == "net":
     opt = torch.optim.Adadelta(model.parameters(), lr=1.0)
-else:
+elif args.model == "lenet":
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+else:
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True, weight_decay=5e-4)
+loss_fn = F.cross_entropy if args.model == "resnet20" else F.nll_loss  # ResNet20 gives logits
 model.train()
 n = len(images)
 
@@ -128,7 +178,7 @@ def step(s):
     idx = torch.arange(s * batch, (s + 1) * batch, device=device) % n  # the same samples train_bench uses
     opt.zero_grad()
     with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast == "bf16"):
-        loss = F.nll_loss(model(images[idx]), labels[idx])
+        loss = loss_fn(model(images[idx]), labels[idx])
     loss.backward()  # outside autocast; its ops follow the dtypes the forward recorded
     opt.step()
 

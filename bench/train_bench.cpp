@@ -2,7 +2,7 @@
 // one JSON object per run for bench/run.py and bench/gpu_bench.py. Also measures Eigen's
 // SGEMM (the ceiling). Built twice: train_bench (g++, CPU) and train_bench_cuda (nvcc),
 // which trains on the GPU with --device cuda.
-//   train_bench --model net|lenet --threads N --batches B --warmup W --data-dir DIR [--autocast bf16]
+//   train_bench --model net|lenet|resnet20 --threads N --batches B --warmup W --data-dir DIR [--autocast bf16]
 //   train_bench_cuda --device cuda --model net --batches 938 --warmup 20 --data-dir DIR
 //   train_bench --sgemm 2048 --threads N
 #include <sys/resource.h>
@@ -14,6 +14,7 @@
 #include <tinynet/tinynet.hpp>
 
 #include "../examples/mnist/models.hpp"
+#include "../examples/resnet/models.hpp"
 
 namespace {
 
@@ -57,9 +58,12 @@ double max_rss_mb() {
 constexpr double kNetMacs = 32.0 * 1 * 9 * 26 * 26 + 64.0 * 32 * 9 * 24 * 24 + 9216.0 * 128 + 128.0 * 10;
 constexpr double kLeNetMacs = 20.0 * 25 * 24 * 24 + 50.0 * 20 * 25 * 8 * 8 + 800.0 * 500 + 500.0 * 10;
 
+/// NET and LeNet end in log_softmax (nll_loss); ResNet-20 gives logits (cross_entropy).
+enum class Loss { nll, cross_entropy };
+
 template <class Model, class MakeOptimizer>
 int train(Model model, MakeOptimizer make_optimizer, const data::MNIST& train_set, Device device, std::int64_t batch,
-          int warmup, int batches, const char* name, double macs, bool bf16) {
+          int warmup, int batches, const char* name, double macs, bool bf16, Loss loss_kind = Loss::nll) {
   model.to(device);
   auto opt = make_optimizer(model.parameters());  // built after moving the model
   const std::int64_t n = train_set.size();
@@ -71,7 +75,8 @@ int train(Model model, MakeOptimizer make_optimizer, const data::MNIST& train_se
     Tensor loss;
     {
       autocast scope(device.type, DType::bfloat16, bf16);  // forward and loss, as the example does
-      loss = nll_loss(model(upload(b.data, device)), upload(b.target, device));
+      const Tensor out = model(upload(b.data, device)), target = upload(b.target, device);
+      loss = loss_kind == Loss::nll ? nll_loss(out, target) : cross_entropy(out, target);
     }
     loss.backward();
     opt->step();
@@ -130,6 +135,14 @@ int run(const std::string& device_name, const std::string& model, const std::str
   const data::MNIST train_set(data_dir, {.download = true, .transform = data::MNIST::normalize()});
   // The example's settings: NET with Adadelta (lr 1.0), batch 64; LeNet with SGD (lr 0.1,
   // momentum 0.9), batch 100.
+  if (model == "resnet20") {  // examples/resnet's recipe: SGD with Nesterov momentum and weight decay, batch 128
+    auto sgd = [](std::vector<Tensor> p) {
+      return std::make_unique<optim::SGD>(
+          std::move(p), optim::SGDOptions{.lr = 0.1, .momentum = 0.9, .weight_decay = 5e-4, .nesterov = true});
+    };
+    return train(resnet::ResNet20<1, 28, 28>(), sgd, train_set, device, 128, warmup, batches, "resnet20",
+                 resnet::forward_macs(1, 28, 28), bf16, Loss::cross_entropy);
+  }
   if (model == "lenet") {
     auto sgd = [](std::vector<Tensor> p) {
       return std::make_unique<optim::SGD>(std::move(p), optim::SGDOptions{.lr = 0.1, .momentum = 0.9});
@@ -148,7 +161,7 @@ int main(int argc, char** argv) {
   int threads = 2, batches = 100, warmup = 10, sgemm_size = 0;
   app.add_option("--device", device, "train on the CPU or on CUDA device 0 (train_bench_cuda)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  app.add_option("--model", model)->check(CLI::IsMember({"net", "lenet"}));
+  app.add_option("--model", model)->check(CLI::IsMember({"net", "lenet", "resnet20"}));
   app.add_option("--threads", threads)->check(CLI::Range(1, 1024));
   app.add_option("--batches", batches)->check(CLI::Range(1, 100000));
   app.add_option("--warmup", warmup)->check(CLI::Range(0, 100000));

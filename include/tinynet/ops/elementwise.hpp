@@ -49,10 +49,18 @@ void broadcast_or_zip(B be, const T* a, const Shape& as, const T* b, const Shape
     broadcast_map(be, a, as, b, bs, out, os, f);
 }
 
-// y = a op b;  dL/da = sum_to(dy * dy/da, a.shape), likewise for b.  Saves a and b.
+// y = a op b;  dL/da = sum_to(dy * dy/da, a.shape), likewise for b. Saves a and b where
+// the partials need them; add's partials are 1 (and sub's for a): its gradients are dy
+// summed to each input's shape, a copy where the shapes are equal (a residual connection).
 class BinaryNode final : public autograd::Node {
  public:
-  BinaryNode(Binary op, Tensor a, Tensor b, Shape out) : op_(op), a_(std::move(a)), b_(std::move(b)), out_(out) {}
+  BinaryNode(Binary op, const Tensor& a, const Tensor& b, Shape out)
+      : op_(op),
+        a_(op == Binary::add ? Tensor() : a),
+        b_(op == Binary::add ? Tensor() : b),
+        a_shape_(a.shape()),
+        b_shape_(b.shape()),
+        out_(out) {}
   const char* name() const override { return binary_name(op_); }
   void release() override { a_ = b_ = Tensor(); }
 
@@ -60,14 +68,19 @@ class BinaryNode final : public autograd::Node {
     for (int i = 0; i < 2; ++i) {
       if (!needs_input_grad(static_cast<std::size_t>(i))) continue;
       auto slot = input_grad(static_cast<std::size_t>(i));
-      const Tensor& self = i == 0 ? a_ : b_;
+      const Shape& shape = i == 0 ? a_shape_ : b_shape_;
+      if (op_ == Binary::add || (op_ == Binary::sub && i == 0)) {
+        dispatch(gy, name(), [&]<typename T>(auto be) {
+          sum_to(be, gy.data<T>(), out_, slot.grad.data<T>(), shape, slot.accumulate);
+        });
+        continue;
+      }
       Tensor full = new_output(out_, gy);
       dispatch(gy, name(), [&]<typename T>(auto be) {
         T* f = full.data<T>();
-        broadcast_or_zip(be, a_.data<T>(), a_.shape(), b_.data<T>(), b_.shape(), f, out_,
-                         backend::BinaryPartial{op_, i});
+        broadcast_or_zip(be, a_.data<T>(), a_shape_, b_.data<T>(), b_shape_, f, out_, backend::BinaryPartial{op_, i});
         zip_map(be, f, gy.data<T>(), f, full.numel(), false, backend::Times{});
-        sum_to(be, f, out_, slot.grad.data<T>(), self.shape(), slot.accumulate);
+        sum_to(be, f, out_, slot.grad.data<T>(), shape, slot.accumulate);
       });
     }
   }
@@ -75,6 +88,7 @@ class BinaryNode final : public autograd::Node {
  private:
   Binary op_;
   Tensor a_, b_;
+  Shape a_shape_, b_shape_;
   Shape out_;
 };
 

@@ -123,7 +123,11 @@ void broadcast_map(Tag, const T* a, const Shape& as, const T* b, const Shape& bs
 
 /// dst (shape ds) (+)= src (shape ss) summed over the dims along which ds was broadcast to ss.
 template <typename T>
-void sum_to(Tag, const T* src, const Shape& ss, T* dst, const Shape& ds, bool accumulate) {
+void sum_to(Tag tag, const T* src, const Shape& ss, T* dst, const Shape& ds, bool accumulate) {
+  if (ss.numel() == ds.numel()) {  // nothing was broadcast: a copy (add's gradient, a residual's)
+    copy_or_add(tag, src, dst, ds.numel(), accumulate);
+    return;
+  }
   const std::int64_t dn = ds.numel();
   if (!accumulate)
     for (std::int64_t i = 0; i < dn; ++i) dst[i] = T(0);
