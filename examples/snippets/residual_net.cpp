@@ -5,30 +5,12 @@
 #include <optional>
 #include <tinynet/tinynet.hpp>
 
+#include "../resnet/models.hpp"
+
 using namespace tinynet;
 
-// [resnet]
-// 3x3 and 1x1 convolutions without a bias (the batch norm after each has one), as ResNets have.
-template <std::int64_t C, std::int64_t Stride = 1>
-using Conv3x3 = nn::Conv2d<C, 3, Stride, 1, nn::no_bias>;
-
-// A ResNet basic block: y = relu(body(x) + x).
-template <std::int64_t C>
-using Block = nn::Residual<Conv3x3<C>, nn::BatchNorm2d, nn::ReLU, Conv3x3<C>, nn::BatchNorm2d>;
-
-// The first block of a stage halves the size and doubles the channels: a projection shortcut.
-template <std::int64_t C>
-using DownBlock = nn::Residual<nn::Body<Conv3x3<C, 2>, nn::BatchNorm2d, nn::ReLU, Conv3x3<C>, nn::BatchNorm2d>,
-                               nn::Shortcut<nn::Conv2d<C, 1, 2, 0, nn::no_bias>, nn::BatchNorm2d>>;
-
-// ResNet-20 (He et al.'s network for CIFAR: three stages of three blocks) for 1x28x28 images.
-using ResNet20 = nn::Sequential<nn::Input<1, 28, 28>, Conv3x3<16>, nn::BatchNorm2d, nn::ReLU,       //
-                                Block<16>, nn::ReLU, Block<16>, nn::ReLU, Block<16>, nn::ReLU,      //
-                                DownBlock<32>, nn::ReLU, Block<32>, nn::ReLU, Block<32>, nn::ReLU,  //
-                                DownBlock<64>, nn::ReLU, Block<64>, nn::ReLU, Block<64>, nn::ReLU,  //
-                                nn::AdaptiveAvgPool2d<1>, nn::Flatten, nn::Linear<10>>;
-static_assert(ResNet20::parameter_count == 272'186);  // PyTorch's count for the same network
-// [resnet]
+// The ResNet-20 of examples/resnet/models.hpp, for 1x28x28 images.
+using ResNet20 = resnet::ResNet20<1, 28, 28>;
 
 // [module-list]
 struct Stack : nn::Module<Stack> {
