@@ -63,13 +63,38 @@ TEST_CASE("tar: GNU long names and pax headers", "[tar]") {
   const std::string long_name = "folder/" + std::string(120, 'n') + ".bin";
   Bytes a = tar_member("././@LongLink", text(long_name + '\0'), 'L');
   a = concat(a, tar_member(long_name.substr(0, 100), text("x")));
-  a = concat(a, tar_member("PaxHeaders/b", text("30 mtime=1234567890.123456789\n"), 'x'));
+  a = concat(a, tar_member("PaxHeaders/b", text("30 mtime=1234567890.123456789\n11 path=b2\n"), 'x'));
   a = concat(a, tar_member("b", text("yz")));
+  a = concat(a, tar_member("PaxHeaders/global", text("17 comment=none\n"), 'g'));
+  a = concat(a, tar_member("c", text("w")));
   write_file(tmp / "long.tar", concat(a, tar_end()));
   const auto m = members(tmp / "long.tar");
-  CHECK(m.size() == 2);
+  CHECK(m.size() == 3);
   CHECK(m.at(long_name) == "x");
-  CHECK(m.at("b") == "yz");
+  CHECK(m.at("b2") == "yz");  // the pax path, not the header's name
+  CHECK(m.at("c") == "w");
+
+  write_file(
+      tmp / "bad-pax.tar",
+      concat(concat(tar_member("PaxHeaders/b", text("99 path=b\n"), 'x'), tar_member("b", text("yz"))), tar_end()));
+  CHECK_THROWS_WITH(members(tmp / "bad-pax.tar"), Contains("malformed pax attributes"));
+}
+
+TEST_CASE("tar: archives written by Python's tarfile (ustar, GNU and pax formats), raw and gzipped", "[tar]") {
+  const fs::path seeds = fs::path(__FILE__).parent_path().parent_path() / "fuzz/seeds/tar";
+  for (const char* gz : {"", ".gz"}) {
+    const auto cifar = members(seeds / (std::string("cifar_like.tar") + gz));
+    REQUIRE(cifar.size() == 3);
+    const std::string& record = cifar.at("cifar-10-batches-bin/test_batch.bin");
+    REQUIRE(record.size() == 3073);
+    CHECK(record[0] == 3);
+    CHECK(static_cast<unsigned char>(record[3072]) == 255);
+    CHECK(cifar.at("cifar-10-batches-bin/batches.meta.txt") == "airplane\n");
+    CHECK(cifar.count("cifar-10-batches-bin/"));  // a directory
+    CHECK(members(seeds / (std::string("gnu_long_name.tar") + gz)).at("d/" + std::string(120, 'n') + ".bin") ==
+          std::string(600, 'x'));
+    CHECK(members(seeds / (std::string("pax.tar") + gz)).at("p/" + std::string(130, 'q')) == "hello");
+  }
 }
 
 TEST_CASE("tar: damaged or truncated archives are FormatErrors naming the archive and member", "[tar][errors]") {

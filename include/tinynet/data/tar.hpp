@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// TarReader: the members of a tar archive (POSIX ustar and GNU tar's long names), raw or
-/// gzip-compressed (ContentReader), streamed member by member.
+/// TarReader: the members of a tar archive (POSIX ustar, with pax or GNU tar's long names),
+/// raw or gzip-compressed (ContentReader), streamed member by member.
 ///
 /// An archive is 512-byte blocks: a header per member (name, octal size, a checksum of the
 /// header itself), the member's data padded to whole blocks, and two zero blocks at the end.
@@ -54,7 +54,11 @@ class TarReader {
         long_name = read_string(m.size);
         continue;
       }
-      if (m.type == 'x' || m.type == 'g') {  // pax attributes: not needed to find our files
+      if (m.type == 'x') {  // pax attributes of the next member: only its path matters here
+        if (auto path = pax_path(read_string(m.size))) long_name = *path;
+        continue;
+      }
+      if (m.type == 'g') {  // pax attributes of the whole archive
         skip(m.size + padding(m.size));
         continue;
       }
@@ -130,11 +134,31 @@ class TarReader {
   }
 
   std::string read_string(std::uint64_t size) {
-    TINYNET_CHECK(FormatError, size <= 65536, where(), ": a long member name of ", size, " bytes");
+    TINYNET_CHECK(FormatError, size <= 65536, where(), ": a long name or pax attributes of ", size,
+                  " bytes (a damaged archive)");
     std::string s(static_cast<std::size_t>(size), '\0');
-    TINYNET_CHECK(FormatError, in_.read(s.data(), s.size()) == s.size(), where(), ": ends inside a long member name");
+    TINYNET_CHECK(FormatError, in_.read(s.data(), s.size()) == s.size(), where(),
+                  ": ends inside a long name or pax attributes (truncated)");
     skip(padding(size));
     return s.substr(0, s.find('\0'));
+  }
+
+  // The value of the "path" record in pax attributes ("<length> <key>=<value>\n" records).
+  std::optional<std::string> pax_path(const std::string& records) const {
+    std::optional<std::string> path;
+    for (std::size_t at = 0; at < records.size();) {
+      std::size_t len = 0, i = at;
+      for (; i < records.size() && records[i] >= '0' && records[i] <= '9' && len < records.size(); ++i)
+        len = len * 10 + static_cast<std::size_t>(records[i] - '0');
+      TINYNET_CHECK(FormatError,
+                    i < records.size() && records[i] == ' ' && len >= i - at + 2 && len <= records.size() - at &&
+                        records[at + len - 1] == '\n',
+                    where(), ": malformed pax attributes (a damaged archive)");
+      const std::string record = records.substr(i + 1, at + len - i - 2);  // without the length and the newline
+      if (record.rfind("path=", 0) == 0) path = record.substr(5);
+      at += len;
+    }
+    return path;
   }
 
   ContentReader in_;
