@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <tinynet/data/augment.hpp>
 #include <tinynet/data/dataloader.hpp>
+#include <tinynet/data/image_dataset.hpp>
 #include <tinynet/data/subset.hpp>
 #include <tinynet/tinynet.hpp>
 
@@ -10,21 +11,24 @@ using namespace tinynet;
 
 int main() {
   // [own-data]
-  // Your own images and labels, from memory (or your files): float32 [N, C, H, W] and int64 [N].
-  std::vector<float> pixels(1000 * 3 * 32 * 32);
+  // Your own images as bytes, one [C, H, W] image after another (read from your files, or made
+  // in memory as here), and their labels. Batches become float32 [B, C, H, W] in [0, 1].
+  std::vector<std::uint8_t> pixels(1000 * 3 * 32 * 32);
   std::vector<std::int64_t> labels(1000);
-  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<float>(i % 255) / 255.f;
+  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>(i % 251);
   for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int64_t>(i % 10);
-  data::TensorDataset all(from_vector(pixels, {1000, 3, 32, 32}), from_vector(labels, {1000}));
+  data::ImageDataset all("my images", std::move(pixels), {3, 32, 32}, std::move(labels));
 
   // 90% to train on, 10% to validate on, the split drawn from seed 42.
   auto parts = data::random_split(all, {0.9, 0.1}, 42);
 
-  // The training images padded by 4, cropped back to 32x32 at random and flipped at random,
-  // per sample and per epoch, the same for any thread count or rank.
-  data::Augmented train(parts[0], data::Compose{data::RandomCrop{32, 4}, data::RandomHorizontalFlip{}}, /*seed=*/1);
+  // torchvision's recipe: padded by 4 black pixels, cropped back to 32x32 at random, flipped at
+  // random, then normalised per channel; per sample and epoch, the same for any thread count or rank.
+  const data::Normalize normalize({0.49, 0.48, 0.45}, {0.25, 0.24, 0.26});
+  data::Augmented train(parts[0], data::Compose{data::RandomCrop{32, 4}, data::RandomHorizontalFlip{}, normalize},
+                        /*seed=*/1);
   data::DataLoader loader(train, {.batch_size = 128, .shuffle = true, .seed = 1});
-  data::DataLoader validation(parts[1], {.batch_size = 100});
+  data::DataLoader validation(data::Augmented(parts[1], normalize), {.batch_size = 100});
   // [own-data]
 
   bool ok = train.size() == 900 && parts[1].size() == 100;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -116,6 +117,39 @@ inline const tinynet::data::FashionMNIST& fashion(bool train) {
   static const tinynet::data::FashionMNIST te(data_root(), {.train = false});
   return train ? tr : te;
 }
+
+/// One tar member: a ustar header (octal fields, its checksum) and `data` padded to 512-byte
+/// blocks. `type` '0' is a file, '5' a directory, 'L' GNU's long name of the next member.
+inline Bytes tar_member(const std::string& name, const Bytes& data, char type = '0') {
+  Bytes h(512, 0);
+  auto put = [&](std::size_t at, const std::string& text) { std::copy(text.begin(), text.end(), h.begin() + at); };
+  auto octal = [](std::uint64_t v, int width) {
+    std::ostringstream o;
+    o.width(width);
+    o.fill('0');
+    o << std::oct << v;
+    return o.str();
+  };
+  put(0, name.substr(0, 100));
+  put(100, octal(0644, 7));
+  put(108, octal(0, 7));
+  put(116, octal(0, 7));
+  put(124, octal(data.size(), 11));
+  put(136, octal(0, 11));
+  h[156] = static_cast<unsigned char>(type);
+  put(257, std::string("ustar") + '\0' + "00");
+  put(148, "        ");
+  unsigned sum = 0;
+  for (unsigned char b : h) sum += b;
+  put(148, octal(sum, 6) + std::string(1, '\0') + " ");
+  Bytes out = h;
+  out.insert(out.end(), data.begin(), data.end());
+  out.resize(out.size() + (512 - data.size() % 512) % 512, 0);
+  return out;
+}
+
+/// The two zero blocks that end a tar archive.
+inline Bytes tar_end() { return Bytes(1024, 0); }
 
 /// Links data_dir/subdir/<name>.gz to the shared copy of each file (nothing is copied).
 inline void link_shared(const fs::path& data_dir, const std::string& subdir, const std::vector<std::string>& names) {

@@ -267,6 +267,7 @@ TEST_CASE("dataloader: MNIST batches are [B,1,28,28] float32 and [B] int64 equal
   DataLoader loader(train, {.batch_size = 64, .shuffle = true, .seed = 1});
   CHECK(loader.size() == 938);
   const auto order = RandomSampler::permutation(60000, 1, 0);
+  const Tensor images = train.data();
   std::int64_t k = 0, batches = 0;
   for (auto& batch : loader) {
     const std::int64_t b = batch.data.size(0);
@@ -275,7 +276,7 @@ TEST_CASE("dataloader: MNIST batches are [B,1,28,28] float32 and [B] int64 equal
     if (batches % 100 == 0 || b != 64) {  // spot-check rows against the data set
       for (std::int64_t r = 0; r < b; ++r) {
         const std::int64_t i = order[static_cast<std::size_t>(k + r)];
-        CHECK(std::memcmp(batch.data.data<float>() + r * 784, train.data().data<float>() + i * 784, 784 * 4) == 0);
+        CHECK(std::memcmp(batch.data.data<float>() + r * 784, images.data<float>() + i * 784, 784 * 4) == 0);
         CHECK(batch.target.data<std::int64_t>()[r] == train.targets().data<std::int64_t>()[i]);
       }
     }

@@ -67,6 +67,6 @@ endif()
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/fuzz/project -B ${BUILD_DIR} -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CLANGXX}
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTINYNET_SOURCE_DIR=${SOURCE_DIR} -DTINYNET_BUILD_TESTS=OFF
     -DTINYNET_BUILD_EXAMPLES=OFF -DTINYNET_BUILD_BENCH=OFF -DTINYNET_WITH_CUDA=OFF ${launcher})
-run(${CMAKE_COMMAND} --build ${BUILD_DIR} --target fuzz_idx fuzz_store fuzz_load fuzz_pytorch fuzz_seeds)
+run(${CMAKE_COMMAND} --build ${BUILD_DIR} --target fuzz_idx fuzz_tar fuzz_store fuzz_load fuzz_pytorch fuzz_seeds)
 file(REMOVE_RECURSE ${BUILD_DIR}/seeds)
 run(${BUILD_DIR}/fuzz_seeds ${BUILD_DIR}/seeds/models ${BUILD_DIR}/seeds/pytorch)

@@ -5,8 +5,8 @@
 /// __getitem__:
 ///
 /// \code
-///   data::Augmented train(data::FashionMNIST(root, {.transform = data::FashionMNIST::normalize()}),
-///                         data::Compose{data::RandomCrop{28, 4}, data::RandomHorizontalFlip{}}, /*seed=*/1);
+///   data::Augmented train(data::CIFAR10(root), data::Compose{data::RandomCrop{32, 4}, data::RandomHorizontalFlip{},
+///                                                            data::CIFAR10::normalize()}, /*seed=*/1);
 ///   data::DataLoader loader(train, {.batch_size = 128, .shuffle = true, .seed = 1});
 /// \endcode
 /// Each sample's randomness is drawn from (seed, epoch, sample index) alone (counter-based

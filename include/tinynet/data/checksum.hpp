@@ -6,6 +6,9 @@
 
 #include <openssl/evp.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -59,6 +62,18 @@ inline std::string content_md5(const std::filesystem::path& path) {
   Md5 md5;
   std::vector<unsigned char> buf(std::size_t{1} << 20);
   for (std::size_t n; (n = in.read(buf.data(), buf.size())) > 0;) md5.update(buf.data(), n);
+  return md5.hex_digest();
+}
+
+/// MD5 (hex) of the bytes of `path` as stored, compressed or not: what `md5sum path` prints,
+/// and what archives' published checksums are of. Throws FileError.
+inline std::string file_md5(const std::filesystem::path& path) {
+  std::unique_ptr<std::FILE, detail::FileCloser> f(std::fopen(path.c_str(), "rb"));
+  TINYNET_CHECK(FileError, f != nullptr, "'", path.string(), "': cannot open: ", std::strerror(errno));
+  Md5 md5;
+  std::vector<unsigned char> buf(std::size_t{1} << 20);
+  for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), f.get())) > 0;) md5.update(buf.data(), n);
+  TINYNET_CHECK(FileError, !std::ferror(f.get()), "'", path.string(), "': read error: ", std::strerror(errno));
   return md5.hex_digest();
 }
 

