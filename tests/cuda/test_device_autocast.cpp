@@ -109,7 +109,8 @@ TEST_CASE("autocast on the device: bfloat16 activations take the cast path of th
     const Case& k = cases[c];
     const Tensor x32 = input32(k.x, 11 + c), w32 = input32(k.w, 21 + c), b32 = input32(k.b, 31 + c);
     if (k.x.rank() == 4)
-      CHECK_FALSE(backend::takes_bf16(kCuda, backend::Conv2dBf16{ops::detail::conv2d_geometry(x32, w32, 1, 0), true}));
+      CHECK_FALSE(
+          backend::takes_bf16(kCuda, backend::Conv2dBf16{ops::detail::conv2d_geometry(x32, w32, {1, 0}), true}));
     else
       CHECK_FALSE(backend::takes_bf16(kCuda, backend::LinearBf16{k.x[1]}));
     // The op on a bfloat16 input (a float32 leaf cast), and the explicit casts, each with

@@ -1,5 +1,5 @@
-// Exports a network with every layer the ONNX exporter translates (Conv with stride and
-// padding, BatchNormalization with trained running statistics, Relu, Tanh, Sigmoid,
+// Exports a network with every layer the ONNX exporter translates (Conv with stride,
+// padding, dilation and groups, BatchNormalization with trained running statistics, Relu, Tanh, Sigmoid,
 // MaxPool, AveragePool with padding, Dropout left out, Flatten, Gemm, Softmax) and writes
 // an input batch and tinynet's outputs for it, for onnx_interop.py.
 // Usage: interop_onnx_layers OUT_DIR
@@ -14,8 +14,9 @@
 namespace nn = tinynet::nn;
 
 using Layers = nn::Sequential<nn::Input<3, 12, 12>, nn::Conv2d<4, 3, 1, 1>, nn::BatchNorm2d, nn::ReLU, nn::MaxPool2d<2>,
-                              nn::Conv2d<6, 3, 2, 1>, nn::Tanh, nn::AvgPool2d<3, 1, 1>, nn::Dropout, nn::Flatten,
-                              nn::Linear<16>, nn::Sigmoid, nn::Dropout, nn::Linear<5>, nn::Softmax>;
+                              nn::Conv2d<4, 3, 1, 2, nn::dilation<2>, nn::groups<4>>,
+                              nn::Conv2d<6, 3, 2, 1, nn::groups<2>>, nn::Tanh, nn::AvgPool2d<3, 1, 1>, nn::Dropout,
+                              nn::Flatten, nn::Linear<16>, nn::Sigmoid, nn::Dropout, nn::Linear<5>, nn::Softmax>;
 
 void write(const std::filesystem::path& path, const tinynet::Tensor& t) {
   std::ofstream out(path, std::ios::binary);

@@ -2,10 +2,10 @@
 /// \file
 /// ONNX export of a Sequential in eval mode (like torch.onnx.export): opset 17, IR version
 /// 8, a dynamic batch dimension named "batch", float32. Every layer becomes the ONNX
-/// operator of the same meaning: Conv2d -> Conv, ReLU -> Relu, Sigmoid, Tanh, MaxPool2d ->
-/// MaxPool, AvgPool2d -> AveragePool (padding counted, as tinynet and PyTorch count it),
-/// BatchNorm2d -> BatchNormalization (running statistics), Flatten, Linear -> Gemm,
-/// LogSoftmax / Softmax (axis 1); Dropout is
+/// operator of the same meaning: Conv2d -> Conv (with dilations and group where they are
+/// not 1), ReLU -> Relu, Sigmoid, Tanh, MaxPool2d -> MaxPool, AvgPool2d -> AveragePool
+/// (padding counted, as tinynet and PyTorch count it), BatchNorm2d -> BatchNormalization
+/// (running statistics), Flatten, Linear -> Gemm, LogSoftmax / Softmax (axis 1); Dropout is
 /// the identity in eval mode and is left out. Initializers carry the state_dict's names,
 /// or the names a NameMap gives them (the PyTorch example's "conv1.weight", ...).
 ///
@@ -146,6 +146,8 @@ class GraphBuilder {
       attribute(n, "kernel_shape", {C::kernel, C::kernel});
       attribute(n, "strides", {C::stride, C::stride});
       attribute(n, "pads", {C::pad, C::pad, C::pad, C::pad});
+      if (C::dilation != 1) attribute(n, "dilations", {C::dilation, C::dilation});
+      if (C::group != 1) attribute(n, "group", C::group);
     } else if constexpr (is_pool<L>::value) {
       using P = is_pool<L>;
       Node& n = node(P::average ? "AveragePool" : "MaxPool", p, {current_});
@@ -212,9 +214,10 @@ class GraphBuilder {
  private:
   template <class L>
   struct is_conv : std::false_type {};
-  template <std::int64_t O, std::int64_t K, std::int64_t S, std::int64_t P, nn::Bias B>
-  struct is_conv<nn::Conv2d<O, K, S, P, B>> : std::true_type {
-    static constexpr std::int64_t kernel = K, stride = S, pad = P;
+  template <std::int64_t O, std::int64_t K, std::int64_t S, std::int64_t P, auto... Options>
+  struct is_conv<nn::Conv2d<O, K, S, P, Options...>> : std::true_type {
+    using layer = nn::Conv2d<O, K, S, P, Options...>;
+    static constexpr std::int64_t kernel = K, stride = S, pad = P, dilation = layer::dilation, group = layer::groups;
   };
   template <class L>
   struct is_linear : std::false_type {};

@@ -1,6 +1,8 @@
 #pragma once
 /// \file
-/// conv2d: 2-d cross-correlation over NCHW input, groups = 1.
+/// conv2d: 2-d cross-correlation over NCHW input, with stride, padding, dilation and groups.
+
+#include <string>
 
 #include "tinynet/amp/autocast.hpp"
 #include "tinynet/backend/bf16_activations.hpp"
@@ -14,23 +16,41 @@ namespace tinynet {
 
 namespace ops::detail {
 
-inline backend::Conv2dGeometry conv2d_geometry(const Tensor& x, const Tensor& w, int stride, int padding) {
+/// conv2d's settings beside its tensors (PyTorch's stride, padding, dilation, groups).
+struct Conv2dSettings {
+  int stride = 1, padding = 0, dilation = 1, groups = 1;
+};
+
+inline void check_conv2d_settings(const Conv2dSettings& s) {
+  TINYNET_CHECK(ValueError, s.stride >= 1, "conv2d: stride must be >= 1, got ", s.stride);
+  TINYNET_CHECK(ValueError, s.padding >= 0, "conv2d: padding must be >= 0, got ", s.padding);
+  TINYNET_CHECK(ValueError, s.dilation >= 1, "conv2d: dilation must be >= 1, got ", s.dilation);
+  TINYNET_CHECK(ValueError, s.groups >= 1, "conv2d: groups must be >= 1, got ", s.groups);
+}
+
+inline backend::Conv2dGeometry conv2d_geometry(const Tensor& x, const Tensor& w, const Conv2dSettings& s) {
   check_rank("conv2d", x, 4, "input", "N, C, H, W");
-  check_rank("conv2d", w, 4, "weight", "out_channels, in_channels, kH, kW");
+  check_rank("conv2d", w, 4, "weight", "out_channels, in_channels / groups, kH, kW");
   TINYNET_CHECK(ShapeError, w.size(2) >= 1 && w.size(3) >= 1, "conv2d: weight of shape ", w.shape(),
                 " has an empty kernel");
-  TINYNET_CHECK(ValueError, stride >= 1, "conv2d: stride must be >= 1, got ", stride);
-  TINYNET_CHECK(ValueError, padding >= 0, "conv2d: padding must be >= 0, got ", padding);
-  TINYNET_CHECK(ShapeError, x.size(1) == w.size(1), "conv2d: input has ", x.size(1), " channels (shape ", x.shape(),
-                ") but weight expects ", w.size(1), " (shape ", w.shape(), ")");
-  backend::Conv2dGeometry g{x.size(0), x.size(1), x.size(2), x.size(3), w.size(0), w.size(2), w.size(3),
-                            stride,    stride,    padding,   padding,   0,         0};
+  check_conv2d_settings(s);
+  TINYNET_CHECK(ShapeError, w.size(0) % s.groups == 0, "conv2d: weight of shape ", w.shape(), " has ", w.size(0),
+                " output channels, not divisible by groups = ", s.groups);
+  TINYNET_CHECK(ShapeError, x.size(1) == w.size(1) * s.groups, "conv2d: input has ", x.size(1), " channels (shape ",
+                x.shape(), ") but weight expects ", w.size(1) * s.groups, " (shape ", w.shape(),
+                s.groups > 1 ? ", groups = " + std::to_string(s.groups) : std::string(), ")");
+  backend::Conv2dGeometry g{x.size(0), x.size(1), x.size(2), x.size(3), w.size(0), w.size(2),  w.size(3),  s.stride,
+                            s.stride,  s.padding, s.padding, 0,         0,         s.dilation, s.dilation, s.groups};
   const std::int64_t hp = g.h + 2 * g.ph, wp = g.w + 2 * g.pw;
-  TINYNET_CHECK(ShapeError, g.kh <= hp && g.kw <= wp, "conv2d: kernel ", g.kh, "x", g.kw,
-                " is larger than the padded input ", hp, "x", wp, " (input shape ", x.shape(), ", padding ", padding,
+  const std::int64_t kh = g.dil_h * (g.kh - 1) + 1, kw = g.dil_w * (g.kw - 1) + 1;  // the dilated extent
+  TINYNET_CHECK(ShapeError, kh <= hp && kw <= wp, "conv2d: kernel ", g.kh, "x", g.kw,
+                s.dilation > 1 ? " with dilation " + std::to_string(s.dilation) + " spans " + std::to_string(kh) + "x" +
+                                     std::to_string(kw) + ","
+                               : std::string(" is"),
+                " larger than the padded input ", hp, "x", wp, " (input shape ", x.shape(), ", padding ", s.padding,
                 ")");
-  g.oh = (hp - g.kh) / g.sh + 1;
-  g.ow = (wp - g.kw) / g.sw + 1;
+  g.oh = (hp - kh) / g.sh + 1;
+  g.ow = (wp - kw) / g.sw + 1;
   return g;
 }
 
@@ -44,7 +64,7 @@ void with_input_type(const Tensor& x, F&& f) {
   f.template operator()<A>();
 }
 
-// y[n,o] = b[o] + sum_{c,i,j} W[o,c,i,j] x[n,c,s*y+i-p, s*x+j-p]
+// y[n,o] = b[o] + sum_{c,i,j} W[o,c,i,j] x[n, G*Cg+c, s*y+d*i-p, s*x+d*j-p]  (c < Cg, G = o's group)
 // dx = col2im(W^T gy);  dW = sum_n gy[n] col(x[n])^T;  db = sum_{n,y,x} gy.  Saves x and W.
 // Fused with a ReLU (conv2d_relu) it also saves its output y and uses gy * [y > 0].
 // The backward products are computed as the forward ones were (autocast). The output, its
@@ -121,9 +141,9 @@ inline Tensor conv2d_run(const char* op, const Tensor& x, const Tensor& weight, 
 /// as PyTorch's autocast returns it, for a float32 or bfloat16 input. The kernels take the
 /// activations as they are where the backend takes them (backend::takes_bf16); elsewhere
 /// through casts (the same values: the output is the float32 result rounded once).
-inline Tensor conv2d_autocast(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias, int stride,
-                              int padding, bool relu) {
-  const auto g = conv2d_geometry(x, weight, stride, padding);
+inline Tensor conv2d_autocast(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                              const Conv2dSettings& s, bool relu) {
+  const auto g = conv2d_geometry(x, weight, s);
   check_conv2d_params(op, weight, weight, bias, g.out_c);
   TINYNET_CHECK(TypeError, weight.device() == x.device(), op, ": weight is on ", weight.device(),
                 " but the input is on ", x.device());
@@ -135,34 +155,36 @@ inline Tensor conv2d_autocast(const char* op, const Tensor& x, const Tensor& wei
   return conv2d_run(op, in, weight, bias, g, relu, products, DType::bfloat16);
 }
 
-inline Tensor conv2d_impl(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding,
+inline Tensor conv2d_impl(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dSettings& s,
                           bool relu) {
   const char* op = relu ? "conv2d_relu" : "conv2d";
   if (x.defined() && weight.defined() && weight.dtype() == DType::float32 &&
       (x.dtype() == DType::float32 || bf16_activation(x)) && is_autocast_enabled(x.device().type))
-    return conv2d_autocast(op, x, weight, bias, stride, padding, relu);
+    return conv2d_autocast(op, x, weight, bias, s, relu);
   check_float_input(op, x);
-  const auto g = conv2d_geometry(x, weight, stride, padding);
+  const auto g = conv2d_geometry(x, weight, s);
   check_conv2d_params(op, x, weight, bias, g.out_c);
   return conv2d_run(op, x, weight, bias, g, relu, autocast_products(x.device(), x.dtype()), x.dtype());
 }
 
 }  // namespace ops::detail
 
-/// 2-d convolution (cross-correlation, as in PyTorch). x: [N, C, H, W], weight:
-/// [out_channels, C, kH, kW], bias: [out_channels] or undefined. Square stride and
-/// zero padding. Output: [N, out_channels, (H + 2p - kH)/s + 1, (W + 2p - kW)/s + 1].
+/// 2-d convolution (cross-correlation, as PyTorch's F.conv2d). x: [N, C, H, W], weight:
+/// [out_channels, C / groups, kH, kW], bias: [out_channels] or undefined. Square stride,
+/// zero padding and dilation; `groups` splits the channels into groups convolved apart
+/// (C and out_channels divisible by it; groups = C is a depthwise convolution). Output:
+/// [N, out_channels, (H + 2p - d(kH - 1) - 1)/s + 1, (W + 2p - d(kW - 1) - 1)/s + 1].
 inline Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), int stride = 1,
-                     int padding = 0) {
-  return ops::detail::conv2d_impl(x, weight, bias, stride, padding, false);
+                     int padding = 0, int dilation = 1, int groups = 1) {
+  return ops::detail::conv2d_impl(x, weight, bias, {stride, padding, dilation, groups}, false);
 }
 
 /// relu(conv2d(...)) in one op (PyTorch's fused ConvReLU2d): the same values and
 /// gradients, without a pass over the output for the ReLU and one for its gradient.
 /// nn::Sequential uses it for a Conv2d followed by a ReLU.
 inline Tensor conv2d_relu(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), int stride = 1,
-                          int padding = 0) {
-  return ops::detail::conv2d_impl(x, weight, bias, stride, padding, true);
+                          int padding = 0, int dilation = 1, int groups = 1) {
+  return ops::detail::conv2d_impl(x, weight, bias, {stride, padding, dilation, groups}, true);
 }
 
 }  // namespace tinynet
