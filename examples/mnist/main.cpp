@@ -2,9 +2,6 @@
 // defaults and log lines. Results go to stdout (deterministic for a seed and thread
 // count); timings and notes go to stderr.
 
-#include <tbb/info.h>
-
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -18,40 +15,24 @@
 #include <tinynet/optim/sgd.hpp>
 #include <tinynet/tinynet.hpp>
 
-#include "agreement.hpp"
-#include "distributed.hpp"
-#include "exit_codes.hpp"
-#include "format.hpp"
+#include "../common/agreement.hpp"
+#include "../common/checkpoints.hpp"
+#include "../common/distributed.hpp"
+#include "../common/exit_codes.hpp"
+#include "../common/monitor.hpp"
+#include "../common/program.hpp"
+#include "../common/stop.hpp"
+#include "../common/training.hpp"
 #include "models.hpp"
-#include "monitor.hpp"
 #include "options.hpp"
 #include "outputs.hpp"
 #include "pictures.hpp"
-#include "stop.hpp"
 
 namespace mnist {
 
 using namespace tinynet;
+using namespace job;
 namespace fs = std::filesystem;
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-/// `t` on `device` (no copy when it is there already).
-Tensor on(Device device, const Tensor& t) { return t.device() == device ? t : t.to(device); }
-
-/// The device to train on, as the Python example picks it: CUDA unless --no-cuda or absent.
-Device pick_device(const Options& o) {
-#if defined(TINYNET_WITH_CUDA)
-  if (!o.no_cuda && tinynet::cuda::is_available()) return Device::cuda(0);
-  if (!o.no_cuda) std::fprintf(stderr, "No CUDA device found; training on the CPU\n");
-#else
-  if (!o.no_cuda)
-    std::fprintf(stderr, "This build has no CUDA backend (build mnist_cuda for that); training on the CPU\n");
-#endif
-  return Device::cpu();
-}
 
 data::MNIST load_split(const Options& o, bool train) {
   const bool fashion = o.dataset == "fashion-mnist";
@@ -69,29 +50,27 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const Options& o, std::vector<T
   return std::make_unique<optim::Adadelta>(std::move(params), optim::AdadeltaOptions{.lr = o.lr});
 }
 
+/// The settings that must match across ranks, in the order they are compared.
+std::vector<Setting> shared_settings(const Options& o) {
+  std::vector<Setting> settings = {
+      {"--model", o.model},
+      {"--optimizer", o.optimizer},
+      {"--lr", exact(o.lr)},
+      {"--momentum", exact(o.momentum)},
+      {"--gamma", exact(o.gamma)},
+      {"--dataset", o.dataset},
+      {"the data files' MD5s",
+       data_md5s(o.dataset == "fashion-mnist" ? data::fashion_mnist_sources() : data::mnist_sources())},
+      {"--normalize", o.normalize}};
+  for (Setting& s : job_settings(o)) settings.push_back(std::move(s));
+  return settings;
+}
+
 /// Test-set loss (mean NLL) and accuracy, printed as the Python trainer prints them.
 template <class Model>
 TestResult test(Model& model, data::DataLoader<data::MNIST>& loader, Device device) {
-  model.eval();
-  NoGradGuard no_grad;
-  double loss_sum = 0;
-  std::int64_t correct = 0, total = 0;
-  for (auto& batch : loader) {
-    const Tensor out = model(on(device, batch.data));
-    loss_sum += nll_loss(out, on(device, batch.target), Reduction::sum).item();
-    const Tensor pred = on(Device::cpu(), argmax(out, 1));
-    for (std::int64_t i = 0; i < pred.numel(); ++i)
-      correct += pred.data<std::int64_t>()[i] == batch.target.data<std::int64_t>()[i];
-    total += pred.numel();
-  }
-  const double accuracy = static_cast<double>(correct) / static_cast<double>(total);
-  std::printf("Test accuracy: %lld/%lld (%s)\n", static_cast<long long>(correct), static_cast<long long>(total),
-              percentage(accuracy).c_str());
-  // Katib's metrics collector reads these key=value lines.
-  std::printf("loss=%.4f\n", loss_sum / static_cast<double>(total));
-  std::printf("accuracy=%.4f\n", accuracy);
-  std::fflush(stdout);
-  return {.loss = loss_sum / static_cast<double>(total), .accuracy = accuracy};
+  return job::test(model, loader, device,
+                   [](const Tensor& out, const Tensor& target) { return nll_loss(out, target, Reduction::sum); });
 }
 
 /// --export-onnx: the model in eval mode, its initializers under the PyTorch example's names.
@@ -126,48 +105,6 @@ void draw_pictures(const Options& o, Model& model, data::DataLoader<data::MNIST>
   }
 }
 
-/// --resume: loads `checkpoint` into the model, optimizer, scheduler and generator. A
-/// checkpoint another configuration wrote (Adadelta's state where SGD needs a momentum)
-/// is a StateDictError (exit code 4) saying so, like a model that does not fit.
-template <class Model>
-TrainingProgress resume(const Options& o, const fs::path& checkpoint, Model& model, optim::Optimizer& optimizer,
-                        optim::StepLR& scheduler) {
-  try {
-    return load_checkpoint(checkpoint, model, optimizer, scheduler, default_generator());
-  } catch (const FileError&) {
-    throw;
-  } catch (const FormatError&) {
-    throw;
-  } catch (const StateDictError&) {
-    throw;
-  } catch (const Error& e) {
-    throw StateDictError("--resume: '" + checkpoint.string() + "' does not fit this run (--model " + o.model +
-                         ", --optimizer " + o.optimizer + "): " + e.what() +
-                         "; resume with the flags that wrote it, or give a fresh --checkpoint-dir");
-  }
-}
-
-/// A signal stopped training at a batch boundary: rank 0 writes where the run stands
-/// (`progress`: epochs done, batches done of the next) to the checkpoint, when there is
-/// one; every rank waits for the others, then the process exits 128 + the signal.
-template <class Model>
-int stop_training(const Options& o, const Distributed& dist, int sig, TrainingProgress progress,
-                  const fs::path& checkpoint, Model& model, optim::Optimizer& optimizer, optim::StepLR& scheduler) {
-  std::fprintf(stderr, "%sStopped by %s after epoch %lld and %lld batches of epoch %lld\n", dist.prefix().c_str(),
-               sig == SIGTERM ? "SIGTERM" : "SIGINT", static_cast<long long>(progress.epoch),
-               static_cast<long long>(progress.step), static_cast<long long>(progress.epoch + 1));
-  if (!checkpoint.empty() && dist.is_main()) {
-    save_checkpoint(checkpoint, model, optimizer, scheduler, default_generator(), progress);
-    std::fprintf(stderr, "Wrote the checkpoint %s: run again with --resume to go on from there\n", checkpoint.c_str());
-  } else if (!o.checkpoint_dir.empty() || dist.is_main()) {
-    std::fprintf(
-        stderr, "%s\n",
-        dist.is_main() ? "No --checkpoint-dir: this run's progress is not kept" : "Rank 0 writes the checkpoint");
-  }
-  finish_distributed(dist);
-  return exit_code_for_signal(sig);
-}
-
 template <class Model>
 int train(const Options& o, const Distributed& dist, Model model, Device device) {
   model.to(device);
@@ -189,24 +126,15 @@ int train(const Options& o, const Distributed& dist, Model model, Device device)
   int first_epoch = 1;
   std::int64_t skip_batches = 0;
   if (o.resume && fs::exists(checkpoint)) {
-    const TrainingProgress done = resume(o, checkpoint, model, *optimizer, scheduler);
+    const TrainingProgress done =
+        resume(checkpoint, "--model " + o.model + ", --optimizer " + o.optimizer, model, *optimizer, scheduler);
     first_epoch = static_cast<int>(done.epoch) + 1;
     skip_batches = done.step;
-    std::fprintf(stderr, "Resumed from %s after epoch %lld", checkpoint.c_str(), static_cast<long long>(done.epoch));
-    if (done.step > 0)
-      std::fprintf(stderr, " and %lld batches of epoch %d", static_cast<long long>(done.step), first_epoch);
-    std::fprintf(stderr, "\n");
   }
 
   const std::int64_t batches =
       o.limit_train_batches > 0 ? std::min(o.limit_train_batches, train_loader.size()) : train_loader.size();
-  Options watched = o;  // rank 0 alone draws the bar and writes metrics files
-  if (!dist.is_main()) {
-    watched.metrics_jsonl.clear();
-    watched.tensorboard.clear();
-    watched.no_progress = true;
-  }
-  Monitor monitor(watched, batches, *optimizer);
+  Monitor monitor(o, dist.is_main(), batches, *optimizer);
   stop_at_batch_boundaries();
   for (int epoch = first_epoch; epoch <= o.epochs; ++epoch) {
     model.train();
@@ -237,12 +165,7 @@ int train(const Options& o, const Distributed& dist, Model model, Device device)
       optimizer->step();
       images += batch.target.numel();
       monitor.after_step({epoch, batch_idx, images, seconds_since(start), loss, output, batch.target});
-      if (batch_idx % o.log_interval == 0 && dist.is_main()) {
-        std::printf("Epoch: %d (%s) - Loss: %s\n", epoch,
-                    percentage(static_cast<double>(batch_idx) / static_cast<double>(batches)).c_str(),
-                    python_repr(loss.item<float>()).c_str());
-        std::fflush(stdout);
-      }
+      if (batch_idx % o.log_interval == 0 && dist.is_main()) print_loss_line(epoch, batch_idx, batches, loss);
       ++batch_idx;
     }
     const double train_s = seconds_since(start);
@@ -291,12 +214,7 @@ int evaluate(const Options& o, Model model, Device device) {
 }
 
 int run(const Options& o) {
-  if (o.threads > 0) set_num_threads(o.threads);
-  if (const int cores = tbb::info::default_concurrency(); o.threads > cores)
-    std::fprintf(stderr, "note: --threads %d is more than the %d cores this process may use: its threads take turns\n",
-                 o.threads, cores);
-  set_flush_denormal(!o.keep_denormals);
-  const ThreadSource env = threads_from_environment();
+  const ThreadSource env = set_up_threads(o);
   check_outputs(o, !o.evaluate.empty() || will_be_rank0(o));
   const Distributed dist = o.evaluate.empty() ? init_distributed(o) : Distributed{};
   // A data-parallel rank trains where its backend works: the CPU with Gloo, its GPU with NCCL.
@@ -305,7 +223,7 @@ int run(const Options& o) {
                dist.prefix().c_str(), o.model.c_str(), o.optimizer.c_str(), get_num_threads(),
                o.threads > 0 ? "--threads" : env.source, device.str().c_str(),
                backend::cpu::isa_name(backend::cpu::isa()), o.autocast == "bf16" ? ", autocast bfloat16" : "");
-  if (o.evaluate.empty()) agree_on_settings(o, dist);  // before any rank loads data
+  if (o.evaluate.empty()) agree_on_settings(shared_settings(o), dist);  // before any rank loads data
   manual_seed(o.seed);
   if (o.model == "lenet")
     return o.evaluate.empty() ? train(o, dist, make_lenet(), device) : evaluate(o, make_lenet(), device);
@@ -315,10 +233,11 @@ int run(const Options& o) {
 }  // namespace mnist
 
 int main(int argc, char** argv) {
-  mnist::install_stop_handlers();
+  job::program = "mnist";
+  job::install_stop_handlers();
   CLI::App app{"Trains PyTorch's MNIST example network (or LeNet) with tinynet"};
   mnist::Options options;
   mnist::add_flags(app, options);
   CLI11_PARSE(app, argc, argv);
-  return mnist::run_guarded([&] { return mnist::run(options); });
+  return job::run_guarded([&] { return mnist::run(options); });
 }

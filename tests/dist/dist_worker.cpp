@@ -8,8 +8,8 @@
 //   mismatch BAD_RANK    BAD_RANK builds a different model: DDP must refuse at start-up
 //   buckets BAD_RANK     BAD_RANK uses a different bucket size
 //   join [HOLD]          rendezvous and a barrier only; rank 0 then keeps its store up HOLD s
-// Flags after the mode: --timeout SECONDS (default 20), --init METHOD (default env://). Errors exit with the MNIST
-// example's exit codes (exit_codes.hpp), so the tests check that mapping too.
+// Flags after the mode: --timeout SECONDS (default 20), --init METHOD (default env://). Errors exit with the training
+// examples' exit codes (examples/common/exit_codes.hpp), so the tests check that mapping too.
 
 #include <cinttypes>
 #include <cmath>
@@ -431,5 +431,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return mnist::run_guarded([&] { return run(argc, argv); });
+  return job::run_guarded([&] { return run(argc, argv); });
 }

@@ -3,13 +3,13 @@
 
   onnx_interop.py prepare MNIST_BIN LOGITS_BIN LAYERS_BIN DATA_DIR WORK
       The example trains 100 batches and writes --save-model and --export-onnx; tinynet's
-      outputs on the 10,000 test images, the normalised test images, and the every-layer
-      network of interop_onnx_layers go to WORK.
+      outputs on the 10,000 test images, the normalised test images, and the two networks of
+      interop_onnx_layers (every layer the exporter translates) go to WORK.
   onnx_interop.py check WORK
-      onnx.checker.check_model(full_check=True) on both models (Debian's python3-onnx), and
+      onnx.checker.check_model(full_check=True) on the models (Debian's python3-onnx), and
       the opset, the dynamic batch dimension and the initializer names.
   onnx_interop.py runtime WORK ORT_MODULE_DIR
-      ONNX Runtime (onnxruntime-node, run by node) runs both models: outputs within 1e-4 of
+      ONNX Runtime (onnxruntime-node, run by node) runs the models: outputs within 1e-4 of
       tinynet's, and the same predicted class for every test image.
   onnx_interop.py runtime-python WORK VERSION
       The same checks with the Python package onnxruntime, which must be version VERSION
@@ -66,7 +66,7 @@ def check(work):
     failures = 0
     for name, initializers in (("net.onnx", ["conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias",
                                              "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]),
-                               ("layers.onnx", None)):
+                               ("layers.onnx", None), ("blocks.onnx", None)):
         model = onnx.load(str(work / name))
         onnx.checker.check_model(model, full_check=True)
         opset = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
@@ -88,7 +88,8 @@ def check(work):
 
 
 CASES = (("net.onnx", "test_images.bin", "net_tinynet.bin", 10000, (1, 28, 28), 10),
-         ("layers.onnx", "layers_input.bin", "layers_tinynet.bin", 7, (3, 12, 12), 5))
+         ("layers.onnx", "layers_input.bin", "layers_tinynet.bin", 7, (3, 12, 12), 5),
+         ("blocks.onnx", "blocks_input.bin", "blocks_tinynet.bin", 7, (3, 12, 12), 5))
 
 
 def compare(work, outputs_of):

@@ -15,7 +15,7 @@ running as PID 1 of its own PID namespace, as in a container (`unshare --pid --f
   early           SIGTERM while the data loads (nothing to save): exit 143 at once; SIGINT
                   in training without a checkpoint directory: exit 130.
 
-Usage: signals.py SCENARIO MNIST_BINARY DATA_DIR WORK_DIR
+Usage: signals.py SCENARIO TRAINER DATA_DIR WORK_DIR   (TRAINER: examples/mnist's or examples/resnet's)
 """
 import os
 import re
@@ -186,7 +186,7 @@ def twice():
 def early():
     p, pid = start(["--epochs", "1", "--limit-train-batches", "3"])
     deadline = time.monotonic() + 10
-    while "tinynet mnist:" not in p.err and time.monotonic() < deadline:
+    while "tinynet " not in p.err and time.monotonic() < deadline:
         time.sleep(0.005)
     os.kill(pid, signal.SIGTERM)
     code = finish(p, 5, "SIGTERM while loading")

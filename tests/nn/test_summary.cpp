@@ -45,7 +45,7 @@ TEST_CASE("summary: a Sequential's layers, output shapes for the batch, paramete
   const std::string expected[] = {"0: Conv2d<8, 3, 1, 1, Bias::none>  [32, 8, 28, 28]  72",
                                   "1: BatchNorm2d                     [32, 8, 28, 28]  16",
                                   "2: ReLU                            [32, 8, 28, 28]  0",
-                                  "3: AdaptiveAvgPool2d<1, 1>         [32, 8, 1, 1]    0",
+                                  "3: AdaptiveAvgPool2d<1>            [32, 8, 1, 1]    0",
                                   "4: Flatten                         [32, 8]          0",
                                   "5: Linear<10>                      [32, 10]         90"};
   for (std::size_t i = 0; i < 6; ++i) CHECK(l[4 + i] == expected[i]);

@@ -131,6 +131,10 @@ class Residual<Body<BodyLayers...>, Shortcut<ShortcutLayers...>>
 
   Tensor forward(const Tensor& x) { return add(body_.forward(x), shortcut_.forward(x)); }
 
+  /// The two paths, each a chain of layers with visit(v, prefix) (exporters walk them).
+  body_chain& body() { return body_; }
+  shortcut_chain& shortcut() { return shortcut_; }
+
   template <class V>
   void visit(V&& v) {
     body_.visit(v, "body.");
@@ -164,6 +168,9 @@ class Residual : public Module<Residual<Layers...>> {
   }
 
   Tensor forward(const Tensor& x) { return add(body_.forward(x), x); }
+
+  /// The main path, a chain of layers with visit(v, prefix) (exporters walk it).
+  body_chain& body() { return body_; }
 
   template <class V>
   void visit(V&& v) {

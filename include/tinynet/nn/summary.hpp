@@ -31,7 +31,8 @@ namespace tinynet::nn {
 namespace detail {
 
 /// A layer's type as the compiler spells it, without the tinynet::nn:: qualifiers and with
-/// BatchNorm<1> and BatchNorm<2> as BatchNorm1d and BatchNorm2d: "Conv2d<32, 3>",
+/// BatchNorm<1> and BatchNorm<2> as BatchNorm1d and BatchNorm2d, AdaptiveAvgPool2d<1, 1> as
+/// AdaptiveAvgPool2d<1>: "Conv2d<32, 3>",
 /// "Linear<10, 0, Bias::none>". A Sequential is "Sequential" (its layers have lines of their own).
 template <class T>
 std::string layer_type() {
@@ -54,6 +55,14 @@ std::string layer_type() {
     if (!name.starts_with(open)) continue;
     const std::string rest = name.substr(open.size());  // ">" or ", Affine::...>"
     name = rest == ">" || rest == ", Affine::learned>" ? alias : alias + "<" + rest.substr(2);
+  }
+  // The compiler spells a type as it was first named in the translation unit, so
+  // AdaptiveAvgPool2d<1> may come out as <1, 1> or <1>: square sizes are printed as one.
+  if (const std::string_view pool = "AdaptiveAvgPool2d<"; name.starts_with(pool)) {
+    const std::string args = name.substr(pool.size(), name.size() - pool.size() - 1);
+    const std::size_t comma = args.find(", ");
+    if (comma != std::string::npos && args.substr(0, comma) == args.substr(comma + 2))
+      name = std::string(pool) + args.substr(0, comma) + ">";
   }
   return name;
 }

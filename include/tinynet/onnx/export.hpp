@@ -2,11 +2,14 @@
 /// \file
 /// ONNX export of a Sequential in eval mode (like torch.onnx.export): opset 17, IR version
 /// 8, a dynamic batch dimension named "batch", float32. Every layer becomes the ONNX
-/// operator of the same meaning: Conv2d -> Conv (with dilations and group where they are
-/// not 1), ReLU -> Relu, Sigmoid, Tanh, MaxPool2d -> MaxPool, AvgPool2d -> AveragePool
-/// (padding counted, as tinynet and PyTorch count it), BatchNorm2d -> BatchNormalization
-/// (running statistics), Flatten, Linear -> Gemm, LogSoftmax / Softmax (axis 1); Dropout is
-/// the identity in eval mode and is left out. Initializers carry the state_dict's names,
+/// operators of the same meaning: Conv2d -> Conv (with dilations and group where they are
+/// not 1), ReLU -> Relu, LeakyReLU -> LeakyRelu, Sigmoid, Tanh, SiLU -> x * Sigmoid(x),
+/// GELU -> its formula through Erf (or Tanh for approximate "tanh"; opset 17 has no Gelu),
+/// MaxPool2d -> MaxPool, AvgPool2d -> AveragePool (padding counted, as tinynet and PyTorch
+/// count it), AdaptiveAvgPool2d<1> -> GlobalAveragePool, BatchNorm1d / BatchNorm2d ->
+/// BatchNormalization (running statistics), Residual -> its paths and an Add, Flatten,
+/// Linear -> Gemm, LogSoftmax / Softmax (axis 1); Dropout and Identity are the identity in
+/// eval mode and are left out. Initializers carry the state_dict's names ("3.body.0.weight"),
 /// or the names a NameMap gives them (the PyTorch example's "conv1.weight", ...).
 ///
 /// \code
@@ -32,6 +35,7 @@
 #include "tinynet/nn/flatten.hpp"
 #include "tinynet/nn/linear.hpp"
 #include "tinynet/nn/pool2d.hpp"
+#include "tinynet/nn/residual.hpp"
 #include "tinynet/onnx/protobuf.hpp"
 
 namespace tinynet::onnx {
@@ -155,7 +159,15 @@ class GraphBuilder {
       attribute(n, "strides", {P::stride, P::stride});
       attribute(n, "pads", {P::pad, P::pad, P::pad, P::pad});
       if (P::average) attribute(n, "count_include_pad", std::int64_t{1});
-    } else if constexpr (std::is_same_v<L, nn::BatchNorm2d>) {
+    } else if constexpr (is_adaptive_pool<L>::value) {
+      static_assert(is_adaptive_pool<L>::global,
+                    "export_onnx: AdaptiveAvgPool2d exports only as AdaptiveAvgPool2d<1> (GlobalAveragePool): ONNX "
+                    "has no adaptive pooling");
+      node("GlobalAveragePool", p, {current_});
+    } else if constexpr (is_batch_norm<L>::value) {
+      static_assert(is_batch_norm<L>::affine,
+                    "export_onnx: a BatchNorm with nn::no_affine has no translation (BatchNormalization takes a "
+                    "scale and a shift)");
       Node& n =
           node("BatchNormalization", p,
                {current_, init(p + ".weight"), init(p + ".bias"), init(p + ".running_mean"), init(p + ".running_var")});
@@ -166,8 +178,17 @@ class GraphBuilder {
       attribute(n, "transB", std::int64_t{1});
     } else if constexpr (std::is_same_v<L, nn::Flatten>) {
       flatten(p);
+    } else if constexpr (is_residual<L>::value) {
+      residual(p, layer);
     } else if constexpr (std::is_same_v<L, nn::ReLU>) {
       node("Relu", p, {current_});
+    } else if constexpr (std::is_same_v<L, nn::LeakyReLU>) {
+      attribute(node("LeakyRelu", p, {current_}), "alpha", static_cast<float>(layer.negative_slope()));
+    } else if constexpr (std::is_same_v<L, nn::SiLU>) {
+      const std::string x = current_;
+      node("Mul", p, {x, node("Sigmoid", p, {x}).output});
+    } else if constexpr (std::is_same_v<L, nn::GELU>) {
+      gelu(p, layer.approximate() == "tanh");
     } else if constexpr (std::is_same_v<L, nn::Sigmoid>) {
       node("Sigmoid", p, {current_});
     } else if constexpr (std::is_same_v<L, nn::Tanh>) {
@@ -175,7 +196,8 @@ class GraphBuilder {
     } else if constexpr (std::is_same_v<L, nn::LogSoftmax> || std::is_same_v<L, nn::Softmax>) {
       attribute(node(std::is_same_v<L, nn::Softmax> ? "Softmax" : "LogSoftmax", p, {current_}), "axis",
                 std::int64_t{1});
-    } else if constexpr (std::is_same_v<L, nn::Dropout> || std::is_same_v<L, nn::Dropout2d>) {
+    } else if constexpr (std::is_same_v<L, nn::Dropout> || std::is_same_v<L, nn::Dropout2d> ||
+                         std::is_same_v<L, nn::Identity>) {
       // The identity in eval mode.
     } else {
       static_assert(always_false<L>,
@@ -235,6 +257,65 @@ class GraphBuilder {
     static constexpr bool average = true;
     static constexpr std::int64_t kernel = K, stride = S, pad = P;
   };
+
+  template <class L>
+  struct is_adaptive_pool : std::false_type {};
+  template <std::int64_t OH, std::int64_t OW>
+  struct is_adaptive_pool<nn::AdaptiveAvgPool2d<OH, OW>> : std::true_type {
+    static constexpr bool global = OH == 1 && OW == 1;
+  };
+  template <class L>
+  struct is_batch_norm : std::false_type {};
+  template <int D, nn::Affine A>
+  struct is_batch_norm<nn::BatchNorm<D, A>> : std::true_type {
+    static constexpr bool affine = A == nn::Affine::learned;
+  };
+  template <class L>
+  struct is_residual : std::false_type {};
+  template <class... Ls>
+  struct is_residual<nn::Residual<Ls...>> : std::true_type {};
+
+  /// body(x) + x, or body(x) + shortcut(x): each path's layers named as the state_dict
+  /// names them ("3.body.0", "3.shortcut.1"), then an Add.
+  template <class L>
+  void residual(const std::string& p, L& layer) {
+    const std::string input = current_;
+    layer.body().visit(*this, p + ".body.");
+    const std::string body = current_;
+    std::string skip = input;
+    if constexpr (requires { layer.shortcut(); }) {
+      current_ = input;
+      layer.shortcut().visit(*this, p + ".shortcut.");
+      skip = current_;
+    }
+    node("Add", p, {body, skip});
+  }
+
+  /// GELU from opset 17's operators: 0.5 x (1 + erf(x / sqrt(2))), or with `tanh`,
+  /// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), as PyTorch computes either.
+  void gelu(const std::string& p, bool tanh) {
+    const std::string x = current_;
+    std::string inner;
+    if (tanh) {
+      const std::string x3 = node("Mul", p + "/cube", {node("Mul", p + "/square", {x, x}).output, x}).output;
+      const std::string sum =
+          node("Add", p, {x, node("Mul", p + "/cubic", {x3, constant(p, "k", 0.044715f)}).output}).output;
+      inner =
+          node("Tanh", p, {node("Mul", p + "/scale", {sum, constant(p, "sqrt_2_over_pi", 0.7978845608028654f)}).output})
+              .output;
+    } else {
+      inner = node("Erf", p, {node("Div", p, {x, constant(p, "sqrt_2", 1.4142135623730951f)}).output}).output;
+    }
+    const std::string one_plus = node("Add", p + "/one_plus", {inner, constant(p, "one", 1.0f)}).output;
+    node("Mul", p + "/half", {node("Mul", p + "/times_x", {x, one_plus}).output, constant(p, "half", 0.5f)});
+  }
+
+  /// A float scalar initializer "<layer>/<name>", for the constants of a layer's formula.
+  std::string constant(const std::string& layer, const std::string& name, float value) {
+    std::string full = layer + "/" + name;
+    initializers_.emplace_back(full, from_vector<float>({value}, Shape{}));
+    return full;
+  }
 
   Node& node(std::string op, const std::string& layer, std::vector<std::string> inputs) {
     Node& n = nodes_.emplace_back();

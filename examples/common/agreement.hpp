@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "distributed.hpp"
-#include "options.hpp"
+#include "flags.hpp"
 #include "outputs.hpp"
 
-namespace mnist {
+namespace job {
 
 /// One setting that every rank must share: the flag (or what it stands for) and its value.
 using Setting = std::pair<std::string, std::string>;
@@ -34,7 +34,7 @@ inline std::string exact(double v) {
 
 /// What --resume would continue from: "none", or the checkpoint's epochs and batches done
 /// and the MD5 of its bytes.
-inline std::string checkpoint_identity(const Options& o) {
+inline std::string checkpoint_identity(const JobOptions& o) {
   const std::string file = checkpoint_file(o);
   std::error_code ec;
   if (!o.resume || !std::filesystem::exists(file, ec)) return "none";
@@ -43,21 +43,16 @@ inline std::string checkpoint_identity(const Options& o) {
          tinynet::data::content_md5(file);
 }
 
-/// The settings that must match across ranks, in the order they are compared.
-inline std::vector<Setting> shared_settings(const Options& o) {
-  const tinynet::data::DatasetSources sources =
-      o.dataset == "fashion-mnist" ? tinynet::data::fashion_mnist_sources() : tinynet::data::mnist_sources();
+/// The MD5s of a data set's files, as one value.
+inline std::string data_md5s(const tinynet::data::DatasetSources& sources) {
   std::string md5s;
   for (const auto& f : sources.files) md5s += (md5s.empty() ? "" : " ") + f.md5;
-  return {{"--model", o.model},
-          {"--optimizer", o.optimizer},
-          {"--lr", exact(o.lr)},
-          {"--momentum", exact(o.momentum)},
-          {"--gamma", exact(o.gamma)},
-          {"--dataset", o.dataset},
-          {"the data files' MD5s", md5s},
-          {"--normalize", o.normalize},
-          {"--batch-size", std::to_string(o.batch_size)},
+  return md5s;
+}
+
+/// The shared flags that must match across ranks (an example puts its own before them).
+inline std::vector<Setting> job_settings(const JobOptions& o) {
+  return {{"--batch-size", std::to_string(o.batch_size)},
           {"--limit-train-batches", o.limit_train_batches > 0 ? std::to_string(o.limit_train_batches) : "none"},
           {"--seed", std::to_string(o.seed)},
           {"--epochs", std::to_string(o.epochs)},
@@ -74,16 +69,15 @@ inline std::string settings_text(const std::vector<Setting>& settings) {
 }
 
 /// Throws DistConfigError (exit code 2) on every rank when some rank's settings differ
-/// from this one's, naming the first setting that differs, both values and the other
+/// from `mine`, naming the first setting that differs, both values and the other
 /// rank. Each rank publishes its settings in the store and all-gathers a hash of them
 /// (a fixed size on every rank, so safe before they are known to agree); a rank that sees
 /// a different hash reads that rank's settings to say what differs.
-inline void agree_on_settings(const Options& o, const Distributed& d) {
+inline void agree_on_settings(const std::vector<Setting>& mine, const Distributed& d) {
   if (!d.group) return;
   tinynet::dist::ProcessGroup& pg = *d.group;
-  const std::vector<Setting> mine = shared_settings(o);
   const std::string text = settings_text(mine);
-  pg.store().set("mnist/settings/" + std::to_string(d.rank), text);
+  pg.store().set("job/settings/" + std::to_string(d.rank), text);
   const auto hash = static_cast<std::int64_t>(tinynet::dist::detail::fnv1a(text));
   const tinynet::Tensor h = tinynet::from_vector<std::int64_t>({hash}, {1}, {tinynet::DType::int64, d.device});
   tinynet::Tensor all = tinynet::empty({pg.size()}, {tinynet::DType::int64, d.device});
@@ -92,7 +86,7 @@ inline void agree_on_settings(const Options& o, const Distributed& d) {
   for (int r = 0; r < pg.size(); ++r) {
     if (hashes.data<std::int64_t>()[r] == hash) continue;
     const std::vector<std::string> theirs =
-        tinynet::dist::detail::split_lines(pg.store().get("mnist/settings/" + std::to_string(r)));
+        tinynet::dist::detail::split_lines(pg.store().get("job/settings/" + std::to_string(r)));
     std::string differs = "the settings (rank " + std::to_string(r) + " runs another build?)";
     for (std::size_t i = 0; i < mine.size(); ++i) {
       const std::string line = mine[i].first + "=" + mine[i].second;
@@ -116,4 +110,4 @@ inline void agree_on_settings(const Options& o, const Distributed& d) {
   }
 }
 
-}  // namespace mnist
+}  // namespace job

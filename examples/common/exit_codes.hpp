@@ -12,7 +12,7 @@
 #include <tinynet/dist/error.hpp>
 #include <tinynet/io/error.hpp>
 
-namespace mnist {
+namespace job {
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;       ///< any other error (message on stderr)
@@ -49,4 +49,4 @@ int run_guarded(F&& body) {
   }
 }
 
-}  // namespace mnist
+}  // namespace job

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace mnist {
+namespace job {
 
 /// Python's repr() of a float: the shortest digits that round-trip, in fixed notation
 /// for exponents in [-4, 16) and as d.ddde±XX otherwise.
@@ -48,4 +48,4 @@ inline std::string percentage(double fraction) {
   return buf;
 }
 
-}  // namespace mnist
+}  // namespace job

@@ -19,7 +19,9 @@
 #include <atomic>
 #include <cstring>
 
-namespace mnist {
+#include "program.hpp"
+
+namespace job {
 
 namespace stop_detail {
 
@@ -33,12 +35,13 @@ inline void say(const char* text) {
 
 inline void on_signal(int sig) {
   const bool first = received.exchange(sig) == 0;
+  say(program);
+  say(sig == SIGTERM ? ": SIGTERM: " : ": SIGINT: ");
   if (first && at_boundaries.load()) {
-    say(sig == SIGTERM ? "mnist: SIGTERM: stopping at the next batch boundary (another signal stops at once)\n"
-                       : "mnist: SIGINT: stopping at the next batch boundary (another signal stops at once)\n");
+    say("stopping at the next batch boundary (another signal stops at once)\n");
     return;
   }
-  say(sig == SIGTERM ? "mnist: SIGTERM: stopping now\n" : "mnist: SIGINT: stopping now\n");
+  say("stopping now\n");
   ::_exit(128 + sig);
 }
 
@@ -65,4 +68,4 @@ inline int stop_requested() { return stop_detail::received.load(); }
 /// 128 + the signal: how a process stopped by it exits (143 for SIGTERM, 130 for SIGINT).
 inline int exit_code_for_signal(int sig) { return 128 + sig; }
 
-}  // namespace mnist
+}  // namespace job

@@ -1,6 +1,6 @@
 #pragma once
 // Watching a run: a progress bar while an epoch trains (only when stdout is a terminal),
-// and the opt-in metrics files (--metrics-jsonl, --tensorboard). main.cpp calls it after
+// and the opt-in metrics files (--metrics-jsonl, --tensorboard). The training loop calls it after
 // every training step and after every evaluation. It prints nothing else to stdout, so
 // the log lines that parsers read are the same with or without it.
 
@@ -11,11 +11,11 @@
 #include <tinynet/optim/optimizer.hpp>
 #include <tinynet/tinynet.hpp>
 
-#include "options.hpp"
+#include "flags.hpp"
 
-namespace mnist {
+namespace job {
 
-/// Test-set loss (mean NLL) and accuracy, as test() prints them.
+/// Test-set loss (mean) and accuracy, as the examples print them.
 struct TestResult {
   double loss = 0;
   double accuracy = 0;
@@ -28,17 +28,23 @@ struct StepInfo {
   std::int64_t images;            ///< images trained this epoch, this batch included
   double elapsed_s;               ///< seconds since the epoch started
   const tinynet::Tensor& loss;    ///< the batch's mean loss
-  const tinynet::Tensor& output;  ///< the model's log-probabilities for the batch
+  const tinynet::Tensor& output;  ///< the model's scores for the batch (argmax: the prediction)
   const tinynet::Tensor& target;  ///< the batch's labels
 };
 
 /// Progress bar and metrics files for a training run.
 class Monitor {
  public:
-  /// `batches`: training batches per epoch. Opens the files the options ask for (a resumed
-  /// run appends to its JSON-lines file) and keeps a reference to `optimizer` to read the lr.
-  Monitor(const Options& o, std::int64_t batches, const tinynet::optim::Optimizer& optimizer)
-      : batches_(batches), log_interval_(o.log_interval), optimizer_(optimizer), bar_(stdout, !o.no_progress) {
+  /// `batches`: training batches per epoch. On rank 0 (`writer`; a single process is),
+  /// opens the files the options ask for (a resumed run appends to its JSON-lines file) and
+  /// draws the bar; the other ranks of a data-parallel job show and write nothing. Keeps a
+  /// reference to `optimizer` to read the lr.
+  Monitor(const JobOptions& o, bool writer, std::int64_t batches, const tinynet::optim::Optimizer& optimizer)
+      : batches_(batches),
+        log_interval_(o.log_interval),
+        optimizer_(optimizer),
+        bar_(stdout, writer && !o.no_progress) {
+    if (!writer) return;
     if (!o.metrics_jsonl.empty()) jsonl_.emplace(o.metrics_jsonl, tinynet::metrics::JsonlOptions{.append = o.resume});
     if (!o.tensorboard.empty()) tensorboard_.emplace(o.tensorboard);
   }
@@ -129,4 +135,4 @@ class Monitor {
   std::optional<tinynet::metrics::TensorBoardWriter> tensorboard_;
 };
 
-}  // namespace mnist
+}  // namespace job

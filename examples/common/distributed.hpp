@@ -1,5 +1,5 @@
 #pragma once
-// Data-parallel plumbing of the example: join the job (--backend gloo: when the launcher
+// Data-parallel plumbing of a training example: join the job (--backend gloo: when the launcher
 // asks for more than one process, WORLD_SIZE > 1; --backend nccl: always, one GPU per rank),
 // give each rank its share of the training set, average gradients with
 // DistributedDataParallel, and let rank 0 alone print and write.
@@ -10,14 +10,14 @@
 #include <string>
 #include <tinynet/data/dataloader.hpp>
 #include <tinynet/data/distributed_sampler.hpp>
-#include <tinynet/data/mnist.hpp>
 #include <tinynet/dist/dist.hpp>
 #include <tinynet/tinynet.hpp>
 
-#include "options.hpp"
+#include "flags.hpp"
+#include "program.hpp"
 #include "stop.hpp"
 
-namespace mnist {
+namespace job {
 
 /// This process's place in the job; a single process is rank 0 of 1 with no group.
 struct Distributed {
@@ -36,21 +36,21 @@ struct Distributed {
 
 /// Whether this process is, or will be once it joins, rank 0: the one that writes files.
 /// A single process is; in a job, RANK=0 is (a malformed RANK is reported when joining).
-inline bool will_be_rank0(const Options& o) {
+inline bool will_be_rank0(const JobOptions& o) {
   if (o.backend != "nccl" && tinynet::dist::world_size_from_env() <= 1) return true;
   const char* rank = std::getenv("RANK");
   return rank == nullptr || std::string(rank) == "0";
 }
 
 /// --dist-timeout, as the process group takes it.
-inline tinynet::dist::Milliseconds dist_timeout(const Options& o) {
+inline tinynet::dist::Milliseconds dist_timeout(const JobOptions& o) {
   return tinynet::dist::Milliseconds(static_cast<long long>(o.dist_timeout * 1000));
 }
 
 /// --backend nccl: joins the job with this rank on GPU LOCAL_RANK. What the build or the
 /// machine lacks is a DistConfigError (exit code 2: restarting cannot help), raised before
 /// joining so that no peer waits for this rank in a collective.
-inline Distributed init_nccl(const Options& o) {
+inline Distributed init_nccl(const JobOptions& o) {
 #if defined(TINYNET_WITH_CUDA) && defined(TINYNET_WITH_NCCL)
   TINYNET_CHECK(tinynet::dist::DistConfigError, !o.no_cuda,
                 "--backend nccl trains on GPUs and cannot be combined with --no-cuda; use --backend gloo to train "
@@ -74,19 +74,21 @@ inline Distributed init_nccl(const Options& o) {
 #elif defined(TINYNET_WITH_CUDA)
   (void)o;
   throw tinynet::dist::DistConfigError(
-      "--backend nccl: this mnist_cuda was built without NCCL (CMake found no nccl.h and libnccl beside the CUDA "
-      "toolkit: install NCCL, e.g. libnccl-dev from NVIDIA's repository, and configure again); use --backend gloo");
+      std::string("--backend nccl: this ") + program +
+      "_cuda was built without NCCL (CMake found no nccl.h and libnccl beside the CUDA toolkit: install NCCL, e.g. "
+      "libnccl-dev from NVIDIA's repository, and configure again); use --backend gloo");
 #else
   (void)o;
   throw tinynet::dist::DistConfigError(
-      "--backend nccl trains on GPUs, which this binary cannot: it was compiled by g++ with the CPU backend only. "
-      "Run mnist_cuda, the nvcc build of this example, or use --backend gloo");
+      std::string("--backend nccl trains on GPUs, which this binary cannot: it was compiled by g++ with the CPU "
+                  "backend only. Run ") +
+      program + "_cuda, the nvcc build of this example, or use --backend gloo");
 #endif
 }
 
 /// Joins the job: with NCCL always (WORLD_SIZE 1 included, so one GPU runs the code of
 /// many), with Gloo when WORLD_SIZE > 1 (env://: torchrun, Kubeflow, or by hand).
-inline Distributed init_distributed(const Options& o) {
+inline Distributed init_distributed(const JobOptions& o) {
   if (o.backend == "nccl") return init_nccl(o);
   if (tinynet::dist::world_size_from_env() <= 1) return {};
   Distributed d;
@@ -99,9 +101,9 @@ inline Distributed init_distributed(const Options& o) {
 /// The training loader: the whole set shuffled alone, this rank's DistributedSampler share
 /// in a data-parallel run (same seed on every rank, so the shares partition one permutation).
 /// `pin_memory` for a GPU run: batches upload without blocking the host.
-inline tinynet::data::DataLoader<tinynet::data::MNIST> make_train_loader(const Options& o, const Distributed& d,
-                                                                         tinynet::data::MNIST train_set,
-                                                                         bool pin_memory = false) {
+template <class Dataset>
+tinynet::data::DataLoader<Dataset> make_train_loader(const JobOptions& o, const Distributed& d, Dataset train_set,
+                                                     bool pin_memory = false) {
   if (!d.group)
     return tinynet::data::DataLoader(
         std::move(train_set), {.batch_size = o.batch_size, .shuffle = true, .seed = o.seed, .pin_memory = pin_memory});
@@ -148,4 +150,4 @@ inline void finish_distributed(const Distributed& d) {
   if (d.group) d.group->barrier();
 }
 
-}  // namespace mnist
+}  // namespace job
