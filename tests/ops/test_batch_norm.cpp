@@ -1,4 +1,5 @@
 #include "op_testing.hpp"
+#include "thread_count_restorer.hpp"
 
 using namespace tinynet;
 using namespace tinynet::testing;
@@ -54,6 +55,52 @@ TEST_CASE("batch_norm: gradients in training and evaluation mode", "[ops][batch_
     const Tensor rm = random_input({shape[1]}, 7, false), rv = random_input({shape[1]}, 8, false, 0.5, 2.0);
     check_gradients([&](std::span<const Tensor> in) { return batch_norm(in[0], rm, rv, in[1], in[2], false); },
                     {x, w, b});
+  }
+}
+
+TEST_CASE("batch_norm: float32 planes of any length match float64, identically on 1 and 2 threads",
+          "[ops][batch_norm]") {
+  // The float32 kernels sum planes in vectors (planes of at least a vector, tails masked,
+  // runs of 1024 elements) split over threads by plane; shorter planes go element by
+  // element. One case has a mean far above the spread.
+  struct Case {
+    Shape shape;
+    double lo, hi;
+  };
+  ThreadCountRestorer restore;
+  for (const Case& k : {Case{{16, 3, 50, 50}, -2.0, 3.0}, Case{{64, 16, 37}, -1.0, 1.0},
+                        Case{{8, 3, 40, 40}, 99.0, 101.0}, Case{{1024, 40, 5}, -1.0, 2.0}}) {
+    INFO("input shape " << k.shape << ", values in [" << k.lo << ", " << k.hi << ")");
+    // float32 values, so that both runs see the same inputs.
+    const auto input = [](const Shape& shape, std::uint64_t seed, double lo, double hi) {
+      return random_input(shape, seed, false, lo, hi).to(DType::float32).to(DType::float64);
+    };
+    const Tensor x = input(k.shape, 20, k.lo, k.hi), gy = input(k.shape, 23, -1.0, 1.0);
+    const Tensor w = input({k.shape[1]}, 21, -1.0, 1.0), b = input({k.shape[1]}, 22, -1.0, 1.0);
+    // dw and db sum M = N * L terms of order 1 and may land near 0: compared on the scale
+    // of such a sum, sqrt(M).
+    const double sum_scale = 1 / std::sqrt(static_cast<double>(k.shape.numel() / k.shape[1]));
+    const auto run = [&](DType dtype) {
+      const Tensor xt = x.to(dtype).requires_grad_(), wt = w.to(dtype).requires_grad_(),
+                   bt = b.to(dtype).requires_grad_();
+      const Tensor y = batch_norm(xt, Tensor(), Tensor(), wt, bt, true);
+      y.backward(gy.to(dtype));
+      return std::vector<std::vector<double>>{values(y), values(xt.grad()), values(wt.grad() * sum_scale),
+                                              values(bt.grad() * sum_scale)};
+    };
+    const auto expected = run(DType::float64);
+    std::vector<std::vector<double>> first;
+    for (int threads : {1, 2}) {
+      INFO(threads << " threads");
+      set_num_threads(threads);
+      const auto got = run(DType::float32);
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        INFO("output, dx, dw, db: " << i);
+        check_close(got[i], expected[i], 1e-5);
+        if (!first.empty()) check_close(got[i], first[i], 0.0);
+      }
+      first = got;
+    }
   }
 }
 

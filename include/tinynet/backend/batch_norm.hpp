@@ -1,6 +1,7 @@
 #pragma once
 /// \file
-/// batch_norm's geometry and per-channel statistics rules, shared by both backends.
+/// batch_norm's geometry and the per-channel rules both backends share (each takes the
+/// statistics its own way: backend/cpu/batch_norm.hpp, backend/cuda/batch_norm.hpp).
 
 #include <cmath>
 #include <cstdint>
@@ -13,28 +14,6 @@ namespace tinynet::backend {
 struct BatchNormGeometry {
   std::int64_t n, c, hw;
   TINYNET_HOST_DEVICE std::int64_t count() const { return n * hw; }
-};
-
-/// Channel c: the batch mean and biased variance, summed in double.
-template <typename T>
-struct BatchNormStats {
-  BatchNormGeometry g;
-  const T* x;
-  T* mean;
-  T* var;
-  TINYNET_HOST_DEVICE void operator()(std::int64_t c) const {
-    double s = 0, s2 = 0;
-    for (std::int64_t i = 0; i < g.n; ++i)
-      for (std::int64_t j = 0; j < g.hw; ++j) s += static_cast<double>(x[(i * g.c + c) * g.hw + j]);
-    const double m = s / static_cast<double>(g.n * g.hw);
-    for (std::int64_t i = 0; i < g.n; ++i)
-      for (std::int64_t j = 0; j < g.hw; ++j) {
-        const T v = x[(i * g.c + c) * g.hw + j];
-        s2 += (v - m) * (v - m);
-      }
-    mean[c] = static_cast<T>(m);
-    var[c] = static_cast<T>(s2 / static_cast<double>(g.n * g.hw));
-  }
 };
 
 /// Channel c in training: invstd from the variance, and the running statistics updated in

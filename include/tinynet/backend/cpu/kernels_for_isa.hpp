@@ -30,6 +30,7 @@
 #endif
 
 #include "tinynet/backend/backend.hpp"
+#include "tinynet/backend/batch_norm.hpp"
 #include "tinynet/backend/conv2d.hpp"
 #include "tinynet/backend/cpu/detail/conv2d_plan.hpp"
 #include "tinynet/backend/cpu/detail/gemm.hpp"
@@ -103,7 +104,14 @@
   KEYWORDS void cpu::LEVEL::adadelta_update<T>(cpu::LEVEL::Level, T*, const T*, T*, T*, std::int64_t,                  \
                                                const AdadeltaArgs&);                                                   \
   KEYWORDS void cpu::LEVEL::max_pool2d_forward<T>(cpu::LEVEL::Level, const Pool2dGeometry&, const T*, T*,              \
-                                                  std::int32_t*);
+                                                  std::int32_t*);                                                      \
+  KEYWORDS void cpu::LEVEL::batch_norm_train_stats<T>(cpu::LEVEL::Level, const BatchNormGeometry&, const T*, T*, T*,   \
+                                                      T*, T*, T*, double, double);                                     \
+  KEYWORDS void cpu::LEVEL::batch_norm_apply<T>(cpu::LEVEL::Level, const BatchNormGeometry&, const T*, const T*,       \
+                                                const T*, const T*, const T*, T*);                                     \
+  KEYWORDS void cpu::LEVEL::batch_norm_backward<T>(cpu::LEVEL::Level, const BatchNormGeometry&, const T*, const T*,    \
+                                                   const T*, const T*, const T*, bool, T*, bool, T*, bool, T*, bool,   \
+                                                   double*);
 // The kernels that also take bfloat16 activations.
 #define TINYNET_CPU_KERNELS_OF_BF16(KEYWORDS, LEVEL)                                                                \
   KEYWORDS void cpu::LEVEL::max_pool2d_forward<bfloat16>(cpu::LEVEL::Level, const Pool2dGeometry&, const bfloat16*, \

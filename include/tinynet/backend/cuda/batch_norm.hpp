@@ -17,6 +17,28 @@ namespace tinynet::backend::cuda {
 
 namespace detail {
 
+// Channel c: the batch mean and biased variance, summed in double.
+template <typename T>
+struct BatchNormStats {
+  BatchNormGeometry g;
+  const T* x;
+  T* mean;
+  T* var;
+  TINYNET_HOST_DEVICE void operator()(std::int64_t c) const {
+    double s = 0, s2 = 0;
+    for (std::int64_t i = 0; i < g.n; ++i)
+      for (std::int64_t j = 0; j < g.hw; ++j) s += static_cast<double>(x[(i * g.c + c) * g.hw + j]);
+    const double m = s / static_cast<double>(g.n * g.hw);
+    for (std::int64_t i = 0; i < g.n; ++i)
+      for (std::int64_t j = 0; j < g.hw; ++j) {
+        const T v = x[(i * g.c + c) * g.hw + j];
+        s2 += (v - m) * (v - m);
+      }
+    mean[c] = static_cast<T>(m);
+    var[c] = static_cast<T>(s2 / static_cast<double>(g.n * g.hw));
+  }
+};
+
 template <typename T>
 struct BatchNormApply {
   BatchNormGeometry g;
@@ -91,7 +113,7 @@ struct BatchNormInputGrad {
 template <typename T>
 void batch_norm_train_stats(Tag, const BatchNormGeometry& g, const T* x, T* mean, T* var, T* invstd, T* running_mean,
                             T* running_var, double momentum, double eps) {
-  for_each_index(g.c, BatchNormStats<T>{g, x, mean, var});
+  for_each_index(g.c, detail::BatchNormStats<T>{g, x, mean, var});
   const double unbias = static_cast<double>(g.count()) / static_cast<double>(g.count() - 1);
   for_each_index(g.c, BatchNormFinalize<T>{mean, var, invstd, running_mean, running_var, momentum, eps, unbias});
 }

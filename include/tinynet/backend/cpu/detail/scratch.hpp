@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Floats for the length of one kernel call, from the CPU caching allocator: a training
+/// Elements for the length of one kernel call, from the CPU caching allocator: a training
 /// step asks for the same sizes every batch, so after the first one nothing reaches the
 /// system (for kernels whose scratch the op does not allocate itself).
 
@@ -11,19 +11,22 @@
 
 namespace tinynet::backend::cpu {
 
-class ScratchFloats {
+template <typename T>
+class Scratch {
  public:
-  explicit ScratchFloats(std::int64_t n)
-      : bytes_(static_cast<std::size_t>(n > 0 ? n : 1) * sizeof(float)),
-        data_(static_cast<float*>(cpu_allocator().allocate(bytes_))) {}
-  ~ScratchFloats() { cpu_allocator().deallocate(data_, bytes_); }
-  ScratchFloats(const ScratchFloats&) = delete;
-  ScratchFloats& operator=(const ScratchFloats&) = delete;
-  float* data() const { return data_; }
+  explicit Scratch(std::int64_t n)
+      : bytes_(static_cast<std::size_t>(n > 0 ? n : 1) * sizeof(T)),
+        data_(static_cast<T*>(cpu_allocator().allocate(bytes_))) {}
+  ~Scratch() { cpu_allocator().deallocate(data_, bytes_); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  T* data() const { return data_; }
 
  private:
   std::size_t bytes_;
-  float* data_;
+  T* data_;
 };
+
+using ScratchFloats = Scratch<float>;
 
 }  // namespace tinynet::backend::cpu

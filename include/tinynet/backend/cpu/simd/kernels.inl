@@ -16,6 +16,7 @@
 #include "tinynet/backend/cpu/simd/conv2d.inl"
 #include "tinynet/backend/cpu/simd/conv2d_backward.inl"
 #include "tinynet/backend/cpu/simd/pool2d.inl"
+#include "tinynet/backend/cpu/simd/batch_norm.inl"
 #include "tinynet/backend/cpu/simd/dropout.inl"
 #include "tinynet/backend/cpu/simd/optimizers.inl"
 #include "tinynet/backend/cpu/simd/linear.inl"
