@@ -1,8 +1,8 @@
 #pragma once
 // The flags every training example shares (batch size, epochs, threads, autocast,
 // checkpoints, data-parallel settings, metrics files), their checks, and the options
-// struct they fill. Each example derives its own options from JobOptions, sets its
-// defaults in its constructor, and adds its own flags after add_job_flags.
+// struct they fill. Each example derives its own options from JobOptions, giving it the
+// recipe's defaults (JobDefaults), and adds its own flags after add_job_flags.
 
 #include <CLI/CLI.hpp>
 #include <charconv>
@@ -12,15 +12,31 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <utility>
 
 namespace job {
 
-/// What every training job is told by its flags; defaults are each example's.
-struct JobOptions {
-  std::int64_t batch_size = 64;
+/// The defaults that belong to an example's recipe rather than to the job.
+struct JobDefaults {
+  std::int64_t batch_size;
   std::int64_t test_batch_size = 1000;
-  int epochs = 1;
-  double lr = 0.1;
+  int epochs;
+  double lr;
+  std::string model_path;  // --save-model's file
+};
+
+/// What every training job is told by its flags.
+struct JobOptions {
+  explicit JobOptions(JobDefaults d)
+      : batch_size(d.batch_size),
+        test_batch_size(d.test_batch_size),
+        epochs(d.epochs),
+        lr(d.lr),
+        model_path(std::move(d.model_path)) {}
+  std::int64_t batch_size;
+  std::int64_t test_batch_size;
+  int epochs;
+  double lr;
   bool no_cuda = false;
   std::uint64_t seed = 1;
   std::int64_t log_interval = 10;

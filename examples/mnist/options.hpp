@@ -10,13 +10,7 @@ namespace mnist {
 
 struct Options : job::JobOptions {
   // The PyTorch example's defaults; its flags are the shared ones plus --gamma.
-  Options() {
-    batch_size = 64;
-    test_batch_size = 1000;
-    epochs = 5;
-    lr = 1.0;
-    model_path = "mnist_cnn.tnet";
-  }
+  Options() : JobOptions({.batch_size = 64, .epochs = 5, .lr = 1.0, .model_path = "mnist_cnn.tnet"}) {}
   double gamma = 0.7;
   // tinynet's additions.
   std::string dataset = "mnist";

@@ -5,7 +5,6 @@
 // stdout (deterministic for a seed and thread count); timings and notes go to stderr.
 
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <tinynet/data/augment.hpp>
 #include <tinynet/data/cifar.hpp>
@@ -20,6 +19,7 @@
 #include "../common/checkpoints.hpp"
 #include "../common/distributed.hpp"
 #include "../common/exit_codes.hpp"
+#include "../common/loop.hpp"
 #include "../common/monitor.hpp"
 #include "../common/outputs.hpp"
 #include "../common/program.hpp"
@@ -32,7 +32,6 @@ namespace resnet {
 
 using namespace tinynet;
 using namespace job;
-namespace fs = std::filesystem;
 
 /// The data set's training-set mean and std per channel.
 data::Normalize normalization(const Options& o) {
@@ -119,63 +118,25 @@ int train(const Options& o, const Distributed& dist, Model model, Device device)
       o.limit_train_batches > 0 ? std::min(o.limit_train_batches, train_loader.size()) : train_loader.size();
   const auto scheduler = make_scheduler(o, optimizer, batches * o.epochs);
 
-  const fs::path checkpoint = checkpoint_file(o);
-  int first_epoch = 1;
-  std::int64_t skip_batches = 0;
-  if (o.resume && fs::exists(checkpoint)) {
-    const TrainingProgress done =
-        resume(checkpoint, "--dataset " + o.dataset + ", --schedule " + o.schedule, model, optimizer, *scheduler);
-    first_epoch = static_cast<int>(done.epoch) + 1;
-    skip_batches = done.step;
-  }
-
-  Monitor monitor(o, dist.is_main(), batches, optimizer);
-  stop_at_batch_boundaries();
-  for (int epoch = first_epoch; epoch <= o.epochs; ++epoch) {
-    model.train();
-    train_loader.set_epoch(epoch);
-    const Clock::time_point start = Clock::now();
-    std::int64_t batch_idx = 0, images = 0;
-    for (auto& batch : train_loader) {
-      if (batch_idx == batches) break;
-      // A resumed epoch skips the batches done (an epoch's order depends only on the seed
-      // and the epoch); the scheduler's state was saved after them.
-      if (epoch == first_epoch && batch_idx < skip_batches) {
-        ++batch_idx;
-        continue;
-      }
-      if (const int sig = agreed_stop(dist, batch_idx)) {
-        monitor.clear();
-        return stop_training(o, dist, sig, {.epoch = epoch - 1, .step = batch_idx}, checkpoint, model, optimizer,
-                             *scheduler);
-      }
-      optimizer.zero_grad();
-      Tensor output, loss;
-      {
-        autocast mixed(device.type, DType::bfloat16, o.autocast == "bf16");
-        output = forward(on(device, batch.data));
-        loss = cross_entropy(output, on(device, batch.target), Reduction::mean, o.label_smoothing);
-      }
-      loss.backward();
-      optimizer.step();
-      scheduler->step();
-      images += batch.target.numel();
-      monitor.after_step({epoch, batch_idx, images, seconds_since(start), loss, output, batch.target});
-      if (batch_idx % o.log_interval == 0 && dist.is_main()) print_loss_line(epoch, batch_idx, batches, loss);
-      ++batch_idx;
+  auto step = [&](const auto& batch) {
+    optimizer.zero_grad();
+    job::StepResult r;
+    {
+      autocast mixed(device.type, DType::bfloat16, o.autocast == "bf16");
+      r.output = forward(on(device, batch.data));
+      r.loss = cross_entropy(r.output, on(device, batch.target), Reduction::mean, o.label_smoothing);
     }
-    const double train_s = seconds_since(start);
-    const Clock::time_point test_start = Clock::now();
-    if (dist.is_main()) {
-      const TestResult tested = test(model, test_loader, device);
-      monitor.after_epoch(epoch, tested, train_s, images);
-    }
-    std::fprintf(stderr, "%sEpoch %d: trained in %.2f s (%.0f images/s), tested in %.2f s\n", dist.prefix().c_str(),
-                 epoch, train_s, static_cast<double>(images) / train_s, seconds_since(test_start));
-    if (!checkpoint.empty() && dist.is_main())
-      save_checkpoint(checkpoint, model, optimizer, *scheduler, default_generator(), {.epoch = epoch, .step = 0});
-  }
-  finish_distributed(dist);
+    r.loss.backward();
+    optimizer.step();
+    scheduler->step();  // per batch: a resumed epoch's schedule goes on from the saved step
+    return r;
+  };
+  const int code = train_epochs(
+      o, dist,
+      job::Training{model, optimizer, *scheduler, train_loader, batches,
+                    "--dataset " + o.dataset + ", --schedule " + o.schedule},
+      step, [&] { return test(model, test_loader, device); }, [] {});
+  if (code != kExitOk) return code;
   if (o.save_model && dist.is_main()) {
     save(model, o.model_path);
     std::fprintf(stderr, "Saved the model to %s\n", o.model_path.c_str());

@@ -11,13 +11,7 @@ namespace resnet {
 
 struct Options : job::JobOptions {
   // He et al.'s CIFAR recipe, shortened by a one-cycle schedule.
-  Options() {
-    batch_size = 128;
-    test_batch_size = 1000;
-    epochs = 20;
-    lr = 0.1;
-    model_path = "resnet20.tnet";
-  }
+  Options() : JobOptions({.batch_size = 128, .epochs = 20, .lr = 0.1, .model_path = "resnet20.tnet"}) {}
   std::string dataset = "fashion-mnist";
   std::string augment = "auto";
   double momentum = 0.9;

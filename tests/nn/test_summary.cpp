@@ -61,6 +61,21 @@ TEST_CASE("summary: a Sequential's layers, output shapes for the batch, paramete
   CHECK_THROWS_WITH(summary(net, 0), Catch::Contains("summary: batch_size must be positive, got 0"));
 }
 
+TEST_CASE("summary: layers that name themselves, however their type was spelled", "[nn][summary]") {
+  // AdaptiveAvgPool2d<1> was first spelled <1, 1> above (SummaryNet), and the compiler may
+  // print either spelling: the layer's own type_name() decides.
+  Sequential<Input<2, 6, 6>, BatchNorm<2, no_affine>, AdaptiveAvgPool2d<2, 3>, AdaptiveAvgPool2d<1>, Flatten,
+             BatchNorm1d>
+      net;
+  const auto l = lines(summary(net, 4));
+  REQUIRE(l.size() >= 9);
+  CHECK(l[4] == "0: BatchNorm2d<Affine::none>  [4, 2, 6, 6]  0");
+  CHECK(l[5] == "1: AdaptiveAvgPool2d<2, 3>    [4, 2, 2, 3]  0");
+  CHECK(l[6] == "2: AdaptiveAvgPool2d<1>       [4, 2, 1, 1]  0");
+  CHECK(l[7] == "3: Flatten                    [4, 2]        0");
+  CHECK(l[8] == "4: BatchNorm1d                [4, 2]        4");
+}
+
 TEST_CASE("summary: a free-form module's children by name; frozen parameters are not trainable", "[nn][summary]") {
   SummaryModel model;
   Tensor stem_weight = model.stem.weight();

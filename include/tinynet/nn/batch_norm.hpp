@@ -4,6 +4,8 @@
 /// (unless nn::no_affine) and running statistics (used in eval mode). Both are one template,
 /// BatchNorm<Dims, A>, that differs only in the input ranks it takes.
 
+#include <string>
+
 #include "tinynet/nn/module.hpp"
 #include "tinynet/nn/sample.hpp"
 #include "tinynet/ops/batch_norm.hpp"
@@ -26,6 +28,9 @@ class BatchNorm : public Module<BatchNorm<Dims, A>> {
   static constexpr bool kAffine = A == Affine::learned;
 
  public:
+  /// "BatchNorm2d", or "BatchNorm2d<Affine::none>" without the learned scale and shift.
+  static std::string type_name() { return std::string(kName) + (kAffine ? "" : "<Affine::none>"); }
+
   template <class In>
   struct shape {
     static_assert(Dims == 2 || In::rank == 1 || In::rank == 2,

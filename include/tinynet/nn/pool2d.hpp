@@ -3,6 +3,8 @@
 /// MaxPool2d<K, Stride, Pad> and AvgPool2d<K, Stride, Pad> (Stride defaults to K), and
 /// AdaptiveAvgPool2d<OH, OW> (global average pooling is AdaptiveAvgPool2d<1, 1>).
 
+#include <string>
+
 #include "tinynet/nn/module.hpp"
 #include "tinynet/nn/sample.hpp"
 #include "tinynet/ops/pool2d.hpp"
@@ -59,6 +61,10 @@ class AdaptiveAvgPool2d : public Module<AdaptiveAvgPool2d<OH, OW>> {
   static_assert(OH > 0 && OW > 0, "AdaptiveAvgPool2d<OH, OW>: the output size must be positive");
 
  public:
+  /// "AdaptiveAvgPool2d<1>" or "AdaptiveAvgPool2d<2, 3>", however the type was spelled.
+  static std::string type_name() {
+    return "AdaptiveAvgPool2d<" + std::to_string(OH) + (OH == OW ? "" : ", " + std::to_string(OW)) + ">";
+  }
   template <class In>
   struct shape {
     static_assert(detail::always_false<In>,

@@ -30,41 +30,34 @@ namespace tinynet::nn {
 
 namespace detail {
 
-/// A layer's type as the compiler spells it, without the tinynet::nn:: qualifiers and with
-/// BatchNorm<1> and BatchNorm<2> as BatchNorm1d and BatchNorm2d, AdaptiveAvgPool2d<1, 1> as
-/// AdaptiveAvgPool2d<1>: "Conv2d<32, 3>",
+/// A layer's type for the summary. A layer names itself with a static `type_name()` where the
+/// compiler's spelling would mislead (an alias, a defaulted argument that depends on another:
+/// GCC spells a template as it was first named in the translation unit); otherwise the type
+/// as the compiler spells it, without the tinynet::nn:: qualifiers: "Conv2d<32, 3>",
 /// "Linear<10, 0, Bias::none>". A Sequential is "Sequential" (its layers have lines of their own).
 template <class T>
 std::string layer_type() {
   if constexpr (requires {
                   typename T::input_shape;
                   typename T::output_shape;
-                })
+                }) {
     return "Sequential";
+  } else if constexpr (requires {
+                         { T::type_name() } -> std::convertible_to<std::string>;
+                       }) {
+    return std::string(T::type_name());
+  } else {
 #if defined(__GNUC__)
-  std::string_view f = __PRETTY_FUNCTION__;  // "... [with T = tinynet::nn::Conv2d<...>; ...]"
-  const std::size_t begin = f.find("T = ") + 4;
-  std::string name(f.substr(begin, f.find_first_of(";]", begin) - begin));
+    std::string_view f = __PRETTY_FUNCTION__;  // "... [with T = tinynet::nn::Conv2d<...>; ...]"
+    const std::size_t begin = f.find("T = ") + 4;
+    std::string name(f.substr(begin, f.find_first_of(";]", begin) - begin));
 #else
-  std::string name = typeid(T).name();
+    std::string name = typeid(T).name();
 #endif
-  for (std::string_view prefix : {"tinynet::nn::detail::", "tinynet::nn::", "tinynet::"})
-    for (std::size_t at; (at = name.find(prefix)) != std::string::npos;) name.erase(at, prefix.size());
-  for (const char dims : {'1', '2'}) {  // BatchNorm<1, A>, BatchNorm<2, A>: spelled as their aliases
-    const std::string alias = std::string("BatchNorm") + dims + "d", open = std::string("BatchNorm<") + dims;
-    if (!name.starts_with(open)) continue;
-    const std::string rest = name.substr(open.size());  // ">" or ", Affine::...>"
-    name = rest == ">" || rest == ", Affine::learned>" ? alias : alias + "<" + rest.substr(2);
+    for (std::string_view prefix : {"tinynet::nn::detail::", "tinynet::nn::", "tinynet::"})
+      for (std::size_t at; (at = name.find(prefix)) != std::string::npos;) name.erase(at, prefix.size());
+    return name;
   }
-  // The compiler spells a type as it was first named in the translation unit, so
-  // AdaptiveAvgPool2d<1> may come out as <1, 1> or <1>: square sizes are printed as one.
-  if (const std::string_view pool = "AdaptiveAvgPool2d<"; name.starts_with(pool)) {
-    const std::string args = name.substr(pool.size(), name.size() - pool.size() - 1);
-    const std::size_t comma = args.find(", ");
-    if (comma != std::string::npos && args.substr(0, comma) == args.substr(comma + 2))
-      name = std::string(pool) + args.substr(0, comma) + ">";
-  }
-  return name;
 }
 
 /// One line of a summary.
