@@ -13,11 +13,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 areas=(core backend autograd ops nn optim io data metrics dist)
+# --build: configure and build only (scripts/run-tests.sh does it at the lowest priority while
+# the Release tests run); --test: run only, on builds already made; neither: both.
 # --all: what an earlier version ran besides its default; every area is now the default.
-if [[ $# -gt 0 && $1 != --all ]]; then
-  echo "usage: $0" >&2
-  exit 2
-fi
+build=1 test=1
+case "${1:-}" in
+  "" | --all) ;;
+  --build) test=0 ;;
+  --test) build=0 ;;
+  *)
+    echo "usage: $0 [--build | --test]" >&2
+    exit 2
+    ;;
+esac
 targets=()
 for a in "${areas[@]}"; do targets+=("${a}_tests"); done
 unit_tests="^($(
@@ -26,12 +34,15 @@ unit_tests="^($(
 ))_tests:"
 jobs=$(nproc)
 
-cmake --preset debug-asan
-cmake --build --preset debug-asan --target "${targets[@]}"
-ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --preset debug-asan -j "$jobs" -R "$unit_tests"
-
-cmake --preset tsan
-cmake --build --preset tsan --target dist_tests dist_worker
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  ctest --preset tsan -j "$jobs" -R '^dist_tests:|^dist\.(collectives-3|ddp-seq-2|ddp-free-3-buckets|kill-peer-3)$'
+if ((build)); then
+  cmake --preset debug-asan
+  cmake --build --preset debug-asan --target "${targets[@]}"
+  cmake --preset tsan
+  cmake --build --preset tsan --target dist_tests dist_worker
+fi
+if ((test)); then
+  ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --preset debug-asan -j "$jobs" -R "$unit_tests"
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    ctest --preset tsan -j "$jobs" -R '^dist_tests:|^dist\.(collectives-3|ddp-seq-2|ddp-free-3-buckets|kill-peer-3)$'
+fi

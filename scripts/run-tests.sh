@@ -11,8 +11,30 @@ bash scripts/make-trixie-chroot.sh > /dev/null || echo "run-tests: no trixie chr
 # The CUDA toolkit's nvcc, where installed, builds (but without a GPU does not run) the
 # CUDA tests and mnist_cuda.
 if ! command -v nvcc > /dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export CUDACXX=/usr/local/cuda/bin/nvcc; fi
+# Each stage's wall time is printed as it ends: where CI's time goes.
+start=$SECONDS stage_start=$SECONDS
+stage() {
+  echo "run-tests: $1 took $((SECONDS - stage_start)) s ($((SECONDS - start)) s in all)"
+  stage_start=$SECONDS
+}
 cmake --preset release -DTINYNET_BUILD_TESTS=ON
 cmake --build --preset release
+stage "the Release build"
+# AddressSanitizer + UBSan over the unit tests, ThreadSanitizer over the threaded parts. Their
+# builds run at the lowest priority beside the Release tests, on the CPU time those leave
+# idle (many tests wait on peers, signals and child processes); the tests keep their priority.
+# Its own process group, so that an early exit stops the whole build.
+sanitizer_log=$(mktemp)
+CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) setsid nice -n 19 bash scripts/run-sanitizers.sh --build > "$sanitizer_log" 2>&1 &
+sanitizer_build=$!
+trap 'kill -- -$sanitizer_build 2> /dev/null || true' EXIT
 ctest --preset release -j "$(nproc)"
-# AddressSanitizer + UBSan over the unit tests, ThreadSanitizer over the threaded parts.
-bash scripts/run-sanitizers.sh
+stage "the Release tests"
+if ! wait $sanitizer_build; then
+  cat "$sanitizer_log"
+  echo "run-tests: the sanitizer builds failed (above)" >&2
+  exit 1
+fi
+stage "the rest of the sanitizer builds"
+bash scripts/run-sanitizers.sh --test
+stage "the sanitizer tests"

@@ -5,6 +5,7 @@
 #include <tinynet/io/io.hpp>
 #include <tinynet/tinynet.hpp>
 
+#include "network_gradcheck.hpp"
 #include "temp_dir.hpp"
 
 using namespace tinynet;
@@ -148,11 +149,8 @@ TEST_CASE("nested modules get dotted names and shared weights accumulate both us
   CHECK(names == std::vector<std::string>{"features.0.weight", "features.0.bias", "head.weight", "head.bias"});
 
   m.to(DType::float64);
-  const Tensor x = randn({3, 4}, {.dtype = DType::float64});
-  std::vector<Tensor> inputs{x};
-  for (const Tensor& p : m.parameters()) inputs.push_back(p);
-  const auto r = gradcheck([&](std::span<const Tensor> in) { return m(in[0]); }, inputs);
-  CHECK(r.max_rel_error <= 1e-6);
+  const Tensor x = randn({3, 4}, {.dtype = DType::float64, .requires_grad = true});
+  check_network_gradients(m, x, m.num_parameters());
 }
 
 TEST_CASE("to(dtype) refuses bfloat16 before converting anything", "[nn][module][errors][bfloat16]") {

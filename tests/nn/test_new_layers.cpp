@@ -6,6 +6,8 @@
 #include <cmath>
 #include <tinynet/tinynet.hpp>
 
+#include "network_gradcheck.hpp"
+
 using namespace tinynet;
 using namespace tinynet::nn;
 
@@ -55,12 +57,7 @@ TEST_CASE("Sequential with the new layers: shapes, counts, gradcheck", "[nn][seq
   CHECK(net.get<4>().approximate() == "tanh");
   net.to(DType::float64);
   const Tensor x = randn({4, 2, 6, 5}, {.dtype = DType::float64, .requires_grad = true});
-  std::vector<Tensor> inputs{x};
-  for (const Tensor& p : net.parameters()) inputs.push_back(p);
-  const auto r = gradcheck([&](std::span<const Tensor> in) { return net(in[0]); }, inputs);
-  INFO("worst input " << r.worst_input << " index " << r.worst_index << ": " << r.analytic << " vs " << r.numeric);
-  CHECK(r.checked == x.numel() + Net::parameter_count);
-  CHECK(r.max_rel_error <= 1e-6);
+  check_network_gradients(net, x, Net::parameter_count);
 }
 
 TEST_CASE("bias as a template option: counts and state_dict agree; a contradicting flag is an error",

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 #include <tinynet/tinynet.hpp>
 
+#include "network_gradcheck.hpp"
+
 using namespace tinynet;
 using namespace tinynet::nn;
 
@@ -96,12 +98,7 @@ TEST_CASE("Sequential: gradients of a whole network pass gradcheck in float64", 
   Net net;
   net.to(DType::float64);
   const Tensor x = randn({2, 2, 7, 6}, {.dtype = DType::float64, .requires_grad = true});
-  std::vector<Tensor> inputs{x};
-  for (const Tensor& p : net.parameters()) inputs.push_back(p);
-  const auto r = gradcheck([&](std::span<const Tensor> in) { return net(in[0]); }, inputs);
-  INFO("worst input " << r.worst_input << " index " << r.worst_index << ": " << r.analytic << " vs " << r.numeric);
-  CHECK(r.checked == x.numel() + Net::parameter_count);
-  CHECK(r.max_rel_error <= 1e-6);
+  check_network_gradients(net, x, Net::parameter_count);
 }
 
 TEST_CASE("Sequential: BatchNorm2d parameters and buffers are named and saved", "[nn][sequential][batchnorm]") {

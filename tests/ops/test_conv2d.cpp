@@ -115,10 +115,14 @@ void check_float32_kernels(const ConvCase& k, bool (*uses)(const backend::Conv2d
 
 }  // namespace
 
+// The case a failure happened in.
+#define TINYNET_CONV_CASE_INFO(k)                                                                              \
+  INFO("x [" << k.n << "," << k.c << "," << k.h << "," << k.w << "] kernel " << k.kh << "x" << k.kw << " out " \
+             << k.out_c << " stride " << k.stride << " padding " << k.padding)
+
 TEST_CASE("conv2d: forward matches a direct convolution loop", "[ops][conv2d]") {
   for (const auto& k : kConvCases) {
-    INFO("x [" << k.n << "," << k.c << "," << k.h << "," << k.w << "] kernel " << k.kh << "x" << k.kw << " out "
-               << k.out_c << " stride " << k.stride << " padding " << k.padding);
+    TINYNET_CONV_CASE_INFO(k);
     const Tensor x = random_input({k.n, k.c, k.h, k.w}, 1, false);
     const Tensor w = random_input({k.out_c, k.c, k.kh, k.kw}, 2, false);
     const Tensor b = random_input({k.out_c}, 3, false);
@@ -133,16 +137,32 @@ TEST_CASE("conv2d: forward matches a direct convolution loop", "[ops][conv2d]") 
   }
 }
 
+// Three test cases, so that CTest runs them side by side: under the sanitizers these checks
+// are the slowest unit tests. With a gradient not needed the kernel skips its computation:
+// each one alone is checked too.
 TEST_CASE("conv2d: gradients of input, weight and bias match finite differences", "[ops][conv2d][gradcheck]") {
   for (const auto& k : kConvCases) {
-    INFO("x [" << k.n << "," << k.c << "," << k.h << "," << k.w << "] kernel " << k.kh << "x" << k.kw << " out "
-               << k.out_c << " stride " << k.stride << " padding " << k.padding);
+    TINYNET_CONV_CASE_INFO(k);
     const auto fn = [&](std::span<const Tensor> in) { return conv2d(in[0], in[1], in[2], k.stride, k.padding); };
     check_gradients(fn, {random_input({k.n, k.c, k.h, k.w}, 4), random_input({k.out_c, k.c, k.kh, k.kw}, 5),
                          random_input({k.out_c}, 6)});
-    // Each gradient on its own: the kernel skips the ones not needed.
+  }
+}
+
+TEST_CASE("conv2d: the input's gradient alone matches finite differences", "[ops][conv2d][gradcheck]") {
+  for (const auto& k : kConvCases) {
+    TINYNET_CONV_CASE_INFO(k);
+    const auto fn = [&](std::span<const Tensor> in) { return conv2d(in[0], in[1], in[2], k.stride, k.padding); };
     check_gradients(fn, {random_input({k.n, k.c, k.h, k.w}, 7), random_input({k.out_c, k.c, k.kh, k.kw}, 8, false),
                          random_input({k.out_c}, 9, false)});
+  }
+}
+
+TEST_CASE("conv2d: the weight's gradient alone, without a bias, matches finite differences",
+          "[ops][conv2d][gradcheck]") {
+  for (const auto& k : kConvCases) {
+    TINYNET_CONV_CASE_INFO(k);
+    const auto fn = [&](std::span<const Tensor> in) { return conv2d(in[0], in[1], in[2], k.stride, k.padding); };
     check_gradients(
         fn, {random_input({k.n, k.c, k.h, k.w}, 10, false), random_input({k.out_c, k.c, k.kh, k.kw}, 11), Tensor()});
   }
@@ -152,8 +172,7 @@ TEST_CASE("conv2d: float32 gradients agree with float64 ones", "[ops][conv2d]") 
   // The float32 kernels take vectorised paths (masked AVX-512 runs) that gradcheck, in
   // double, does not reach.
   for (const auto& k : kConvCases) {
-    INFO("x [" << k.n << "," << k.c << "," << k.h << "," << k.w << "] kernel " << k.kh << "x" << k.kw << " out "
-               << k.out_c << " stride " << k.stride << " padding " << k.padding);
+    TINYNET_CONV_CASE_INFO(k);
     std::vector<std::vector<double>> grads[2];
     for (DType dt : {DType::float64, DType::float32}) {
       Tensor x = random_input({k.n, k.c, k.h, k.w}, 16, false).to(dt).requires_grad_();

@@ -17,11 +17,7 @@
 /// sum is the next Sequential entry. Outside a Sequential, build one from its input sample:
 /// `Residual<...> block{nn::Sample<16, 28, 28>{}}`.
 
-#include <cstddef>
-#include <string>
-#include <tuple>
 #include <type_traits>
-#include <utility>
 
 #include "tinynet/nn/module.hpp"
 #include "tinynet/nn/sample.hpp"
@@ -38,55 +34,6 @@ template <class... Layers>
 struct Shortcut {};
 
 namespace detail {
-
-/// A chain of layers built for the input sample S, applied in order (a Sequential without
-/// its own input check). Named "<prefix>.0", "<prefix>.1", ...
-template <class... Layers>
-class LayerChain {
- public:
-  template <class S>
-  using shape = Chain<0, S, Layers...>;
-
-  LayerChain() = default;
-  template <class S>
-  explicit LayerChain(S) : layers_(build<S>(std::index_sequence_for<Layers...>{})) {}
-
-  Tensor forward(const Tensor& x) { return forward_from<0>(x); }
-
-  template <class V>
-  void visit(V& v, const std::string& prefix) {
-    visit_each(v, prefix, std::index_sequence_for<Layers...>{});
-  }
-
- private:
-  template <class S, std::size_t... Is>
-  static std::tuple<Layers...> build(std::index_sequence<Is...>) {
-    using inputs = typename shape<S>::inputs;
-    return std::tuple<Layers...>(make<Layers, typename Nth<Is, inputs>::type>()...);
-  }
-  template <class L, class In>
-  static L make() {
-    if constexpr (std::is_constructible_v<L, In>)
-      return L(In{});
-    else if constexpr (std::is_constructible_v<L, SampleDims>)
-      return L(SampleDims(In::dims));
-    else
-      return L();
-  }
-  template <std::size_t I>
-  Tensor forward_from(const Tensor& h) {
-    if constexpr (I == sizeof...(Layers))
-      return h;
-    else
-      return forward_from<I + 1>(std::get<I>(layers_)(h));
-  }
-  template <class V, std::size_t... Is>
-  void visit_each(V& v, const std::string& prefix, std::index_sequence<Is...>) {
-    (v(prefix + std::to_string(Is), std::get<Is>(layers_)), ...);
-  }
-
-  std::tuple<Layers...> layers_;
-};
 
 /// Instantiated where the shapes of a residual block's two paths differ: the error's
 /// context names both Sample<...> shapes.

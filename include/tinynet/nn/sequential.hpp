@@ -105,6 +105,100 @@ const T& nth_of_type(const Tuple& t, std::index_sequence<Is...>) {
   return std::get<index>(t);
 }
 
+/// A chain of layers built for an input sample, applied in order: the layers of a Sequential
+/// and of each path of a residual block. Arguments configure parameter-free layers by
+/// example, in order of appearance (Sequential's constructor); a layer that absorbs the one
+/// after it (Conv2d then ReLU) runs the pair as one op. Visited as "<prefix>0", "<prefix>1", ...
+template <class... Layers>
+class LayerChain {
+ public:
+  /// The shape rule for the input sample S: each layer's input, the output, the parameter count.
+  template <class S>
+  using shape = Chain<0, S, Layers...>;
+
+  template <class S, class... Configs>
+  explicit LayerChain(S, const Configs&... configs)
+      : layers_(build<S>(std::index_sequence_for<Layers...>{}, std::tuple<const Configs&...>(configs...))) {
+    static_assert(((count_before<Configs, sizeof...(Layers), Layers...>() >=
+                    count_before<Configs, sizeof...(Configs), Configs...>()) &&
+                   ...),
+                  "Sequential: more constructor arguments of a layer type than layers of that type");
+  }
+
+  Tensor forward(const Tensor& x) { return forward_from<0>(x); }
+
+  template <std::size_t I>
+  auto& get() {
+    return std::get<I>(layers_);
+  }
+  template <std::size_t I>
+  const auto& get() const {
+    return std::get<I>(layers_);
+  }
+
+  template <class V>
+  void visit(V& v, const std::string& prefix) {
+    visit_each(v, prefix, std::index_sequence_for<Layers...>{});
+  }
+
+ private:
+  template <class S, std::size_t I, class Cfgs>
+  static auto make_layer(const Cfgs& cfgs) {
+    using L = std::tuple_element_t<I, std::tuple<Layers...>>;
+    using In = typename Nth<I, typename shape<S>::inputs>::type;
+    constexpr std::size_t k = count_before<L, I, Layers...>();
+    constexpr std::size_t given = [&]<std::size_t... Js>(std::index_sequence<Js...>) {
+      return (std::size_t{0} + ... + (std::is_same_v<L, std::remove_cvref_t<std::tuple_element_t<Js, Cfgs>>> ? 1 : 0));
+    }
+    (std::make_index_sequence<std::tuple_size_v<Cfgs>>{});
+    if constexpr (k < given) {
+      return L(nth_of_type<L, k>(cfgs, std::make_index_sequence<std::tuple_size_v<Cfgs>>{}));
+    } else if constexpr (std::is_constructible_v<L, In>) {  // a layer that needs the shape at compile time
+      return L(In{});
+    } else if constexpr (std::is_constructible_v<L, SampleDims>) {
+      return L(SampleDims(In::dims));
+    } else {
+      return L();
+    }
+  }
+
+  template <class S, std::size_t... Is, class Cfgs>
+  static std::tuple<Layers...> build(std::index_sequence<Is...>, const Cfgs& cfgs) {
+    return std::tuple<Layers...>(make_layer<S, Is>(cfgs)...);
+  }
+
+  /// Layers I.. applied to h; a pair that one op computes (Absorbs) runs as that op: the same
+  /// values and gradients, one pass over the activation fewer.
+  template <std::size_t I>
+  Tensor forward_from(const Tensor& h) {
+    if constexpr (I == sizeof...(Layers)) {
+      return h;
+    } else {
+      using L = std::tuple_element_t<I, std::tuple<Layers...>>;
+      if constexpr (I + 1 < sizeof...(Layers)) {
+        if constexpr (Absorbs<L, std::tuple_element_t<I + 1, std::tuple<Layers...>>>) {
+          Tensor y;
+          try {
+            y = std::get<I>(layers_).forward_with(std::get<I + 1>(layers_), h);
+          } catch (Error& e) {  // named as if called on its own (Module::operator())
+            e.leave_module(&std::get<I>(layers_), "", type_name<L>());
+            throw;
+          }
+          return forward_from<I + 2>(y);
+        }
+      }
+      return forward_from<I + 1>(std::get<I>(layers_)(h));
+    }
+  }
+
+  template <class V, std::size_t... Is>
+  void visit_each(V& v, const std::string& prefix, std::index_sequence<Is...>) {
+    (v(prefix + std::to_string(Is), std::get<Is>(layers_)), ...);
+  }
+
+  std::tuple<Layers...> layers_;
+};
+
 }  // namespace detail
 
 template <class InputSpec, class... Layers>
@@ -131,91 +225,31 @@ class Sequential<Input<Dims...>, Layers...> : public Module<Sequential<Input<Dim
   /// layers by example, in order of appearance: Sequential<..., Dropout, ..., Dropout>
   /// net(Dropout(0.25), Dropout(0.5)).
   template <class... Configs>
-  explicit Sequential(const Configs&... configs)
-      : layers_(build(std::index_sequence_for<Layers...>{}, std::tuple<const Configs&...>(configs...))) {
-    static_assert(((detail::count_before<Configs, sizeof...(Layers), Layers...>() >=
-                    detail::count_before<Configs, sizeof...(Configs), Configs...>()) &&
-                   ...),
-                  "Sequential: more constructor arguments of a layer type than layers of that type");
-  }
+  explicit Sequential(const Configs&... configs) : layers_(input_shape{}, configs...) {}
 
   /// Applies the layers in order. x: [N, Dims...].
   Tensor forward(const Tensor& x) {
     TINYNET_CHECK(ShapeError, x.dim() == input_shape::rank + 1 && sample_matches(x), "Sequential: expected input [N",
                   dims_str(), "], got ", x.shape(), input_hint(x));
-    return forward_from<0>(x);
+    return layers_.forward(x);
   }
 
   /// The I-th layer.
   template <std::size_t I>
   auto& get() {
-    return std::get<I>(layers_);
+    return layers_.template get<I>();
   }
   template <std::size_t I>
   const auto& get() const {
-    return std::get<I>(layers_);
+    return layers_.template get<I>();
   }
 
   template <class V>
   void visit(V&& v) {
-    visit_impl(v, std::index_sequence_for<Layers...>{});
+    layers_.visit(v, "");
   }
 
  private:
-  template <std::size_t I, class Cfgs>
-  static auto make_layer(const Cfgs& cfgs) {
-    using L = std::tuple_element_t<I, std::tuple<Layers...>>;
-    using In = typename detail::Nth<I, typename chain::inputs>::type;
-    constexpr std::size_t k = detail::count_before<L, I, Layers...>();
-    constexpr std::size_t given = [&]<std::size_t... Js>(std::index_sequence<Js...>) {
-      return (std::size_t{0} + ... + (std::is_same_v<L, std::remove_cvref_t<std::tuple_element_t<Js, Cfgs>>> ? 1 : 0));
-    }
-    (std::make_index_sequence<std::tuple_size_v<Cfgs>>{});
-    if constexpr (k < given) {
-      return L(detail::nth_of_type<L, k>(cfgs, std::make_index_sequence<std::tuple_size_v<Cfgs>>{}));
-    } else if constexpr (std::is_constructible_v<L, In>) {  // a layer that needs the shape at compile time
-      return L(In{});
-    } else if constexpr (std::is_constructible_v<L, SampleDims>) {
-      return L(SampleDims(In::dims));
-    } else {
-      return L();
-    }
-  }
-
-  template <std::size_t... Is, class Cfgs>
-  static std::tuple<Layers...> build(std::index_sequence<Is...>, const Cfgs& cfgs) {
-    return std::tuple<Layers...>(make_layer<Is>(cfgs)...);
-  }
-
-  /// Layers I.. applied to h. A layer that absorbs the one after it (Conv2d then ReLU) runs
-  /// the pair as one op: the same values and gradients, one pass over the activation fewer.
-  template <std::size_t I>
-  Tensor forward_from(const Tensor& h) {
-    if constexpr (I == sizeof...(Layers)) {
-      return h;
-    } else {
-      using L = std::tuple_element_t<I, std::tuple<Layers...>>;
-      if constexpr (I + 1 < sizeof...(Layers)) {
-        if constexpr (detail::Absorbs<L, std::tuple_element_t<I + 1, std::tuple<Layers...>>>) {
-          Tensor y;
-          try {
-            y = std::get<I>(layers_).forward_with(std::get<I + 1>(layers_), h);
-          } catch (Error& e) {  // named as if called on its own (Module::operator())
-            e.leave_module(&std::get<I>(layers_), "", detail::type_name<L>());
-            throw;
-          }
-          return forward_from<I + 2>(y);
-        }
-      }
-      return forward_from<I + 1>(std::get<I>(layers_)(h));
-    }
-  }
-
-  template <class V, std::size_t... Is>
-  void visit_impl(V& v, std::index_sequence<Is...>) {
-    (v(std::to_string(Is), std::get<Is>(layers_)), ...);
-  }
-
   static bool sample_matches(const Tensor& x) {
     for (int d = 0; d < input_shape::rank; ++d)
       if (x.size(d + 1) != input_shape::dims[static_cast<std::size_t>(d)]) return false;
@@ -240,7 +274,7 @@ class Sequential<Input<Dims...>, Layers...> : public Module<Sequential<Input<Dim
     return s;
   }
 
-  std::tuple<Layers...> layers_;
+  detail::LayerChain<Layers...> layers_;
 };
 
 }  // namespace tinynet::nn
