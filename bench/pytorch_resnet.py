@@ -34,6 +34,8 @@ parser.add_argument("--threads", type=int, default=2)
 parser.add_argument("--log-interval", type=int, default=10)
 parser.add_argument("--limit-train-batches", type=int, default=0)
 parser.add_argument("--autocast", default="off", choices=["off", "bf16"])
+parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                    help="cuda: the model and each batch on the GPU (batches made on the CPU, as tinynet does)")
 parser.add_argument("--tuned", action="store_true", help="OPENBLAS_NUM_THREADS=1 (torch_tuning.py)")
 args = parser.parse_args()
 reexec_if_tuned(args.tuned)
@@ -99,8 +101,8 @@ def test(model, images, labels):
     loss_sum, correct = 0.0, 0
     with torch.no_grad():
         for i in range(0, len(images), args.test_batch_size):
-            out = model(normalize(images[i:i + args.test_batch_size]))
-            target = labels[i:i + args.test_batch_size]
+            out = model(normalize(images[i:i + args.test_batch_size]).to(device))
+            target = labels[i:i + args.test_batch_size].to(device)
             loss_sum += F.cross_entropy(out, target, reduction="sum").item()
             correct += (out.argmax(1) == target).sum().item()
     accuracy = correct / len(images)
@@ -111,7 +113,8 @@ def test(model, images, labels):
 
 train_images, train_labels = load(True)
 test_images, test_labels = load(False)
-model = ResNet20(train_images.shape[1])
+device = torch.device(args.device)
+model = ResNet20(train_images.shape[1]).to(device)
 optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum, nesterov=not args.no_nesterov,
                             weight_decay=args.weight_decay)
 batches = (len(train_images) + args.batch_size - 1) // args.batch_size
@@ -123,7 +126,7 @@ if args.schedule == "onecycle":
 else:
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, batches * args.epochs)
 generator = torch.Generator().manual_seed(args.seed)
-print(f"pytorch resnet: ResNet-20 on {args.dataset}, torch {torch.__version__}, {args.threads} threads"
+print(f"pytorch resnet: ResNet-20 on {args.dataset}, torch {torch.__version__}, {args.threads} threads, {device}"
       f"{', autocast bfloat16' if args.autocast == 'bf16' else ''}", file=sys.stderr)
 for epoch in range(1, args.epochs + 1):
     model.train()
@@ -131,9 +134,10 @@ for epoch in range(1, args.epochs + 1):
     start, images_seen = time.perf_counter(), 0
     for batch_idx in range(batches):
         idx = order[batch_idx * args.batch_size:(batch_idx + 1) * args.batch_size]
-        data, target = normalize(augment(train_images[idx], generator)), train_labels[idx]
+        data = normalize(augment(train_images[idx], generator)).to(device, non_blocking=True)
+        target = train_labels[idx].to(device, non_blocking=True)
         optimizer.zero_grad()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.autocast == "bf16"):
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=args.autocast == "bf16"):
             loss = F.cross_entropy(model(data), target, label_smoothing=args.label_smoothing)
         loss.backward()
         optimizer.step()
@@ -141,6 +145,8 @@ for epoch in range(1, args.epochs + 1):
         images_seen += len(idx)
         if batch_idx % args.log_interval == 0:
             print(f"Epoch: {epoch} ({percentage(batch_idx / batches)}) - Loss: {loss.item()!r}", flush=True)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
     train_s = time.perf_counter() - start
     test_start = time.perf_counter()
     test(model, test_images, test_labels)

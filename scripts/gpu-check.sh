@@ -2,19 +2,26 @@
 # The GPU checks that matter, for a GPU machine lent for a few minutes, in two steps:
 #
 #   scripts/gpu-check.sh prepare   on the development machine (the CUDA toolkit, no GPU):
-#                                  builds cuda_tests, mnist_cuda and train_bench_cuda
-#                                  (Release, nvcc) and gathers them, the libraries they link
-#                                  that are not CUDA's or the C library's, and MNIST into
-#                                  gpu-check/ (ignored by git; about 40 MB)
-#   scripts/gpu-check.sh run       on the GPU machine, in the repository root with gpu-check/
-#                                  carried along: runs cuda_tests, mnist_cuda for one epoch in
+#                                  builds cuda_tests, mnist_cuda, resnet_cuda and
+#                                  train_bench_cuda (Release, nvcc) and gathers them, the
+#                                  libraries they link that are not CUDA's or the C library's,
+#                                  MNIST and Fashion-MNIST into gpu-check/ (ignored by git),
+#                                  the programs and libraries packed again into
+#                                  gpu-check/programs.tar.xz: what travels is that and
+#                                  gpu-check/data, about 55 MB
+#   scripts/gpu-check.sh run       on the GPU machine, in the repository root with
+#                                  gpu-check/programs.tar.xz and gpu-check/data carried
+#                                  along (or all of gpu-check/): runs cuda_tests, mnist_cuda for one epoch in
 #                                  float32 and with --autocast bf16, and bench/gpu_bench.py
 #                                  (train_bench_cuda against the machine's PyTorch, one epoch
-#                                  a run, 3 runs); writes gpu-check/report.txt, and
+#                                  a run, 3 runs), then resnet_cuda and its PyTorch twin
+#                                  (bench/pytorch_resnet.py) for one epoch of Fashion-MNIST
+#                                  each, float32 and bf16; writes gpu-check/report.txt, and
 #                                  $OUT/report.txt where OUT is set
 #
 # The machine needs the NVIDIA driver, CUDA 13's runtime and cuBLAS, and a python3 with
-# PyTorch (the GPU machines of docs/gpu.md have them). `run` takes about 3 minutes on an H100.
+# PyTorch (the GPU machines of docs/gpu.md have them). `run` takes about 5 minutes on an H100;
+# each step is stopped after 4 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,9 +32,10 @@ prepare() {
   local nvcc="${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
   [[ -x "$nvcc" ]] || { echo "gpu-check: no nvcc (CUDACXX, PATH or /usr/local/cuda/bin)" >&2; exit 2; }
   CUDACXX="$nvcc" cmake --preset release -DTINYNET_WITH_CUDA=ON
-  cmake --build "$build" --target cuda_tests mnist_cuda train_bench_cuda
+  cmake --build "$build" --target cuda_tests mnist_cuda resnet_cuda train_bench_cuda
   rm -rf "$dir" && mkdir -p "$dir/bin" "$dir/lib" "$dir/data"
-  cp "$build/tests/cuda/cuda_tests" "$build/examples/mnist/mnist_cuda" "$build/bench/train_bench_cuda" "$dir/bin/"
+  cp "$build/tests/cuda/cuda_tests" "$build/examples/mnist/mnist_cuda" "$build/examples/resnet/resnet_cuda" \
+    "$build/bench/train_bench_cuda" "$dir/bin/"
   # The libraries the machine may lack (oneTBB, Gloo, libpng, ...): all but CUDA's own and
   # the C and C++ runtimes, which it has.
   ldd "$dir"/bin/* | awk '/=> \// {print $3}' | sort -u |
@@ -35,13 +43,18 @@ prepare() {
     while read -r lib; do cp -L "$lib" "$dir/lib/"; done
   local data="${TINYNET_DATA_DIR:-../shared/data}"
   [[ -d "$data/mnist" ]] || data=data
-  [[ -d "$data/mnist" ]] || { echo "gpu-check: no MNIST in ../shared/data or ./data (TINYNET_DATA_DIR)" >&2; exit 2; }
-  cp -r "$data/mnist" "$dir/data/"
-  du -sh "$dir"
-  echo "gpu-check: ready; on the GPU machine, with $dir/ carried: scripts/gpu-check.sh run"
+  [[ -d "$data/mnist" && -d "$data/fashion-mnist" ]] ||
+    { echo "gpu-check: no MNIST and Fashion-MNIST in ../shared/data or ./data (TINYNET_DATA_DIR)" >&2; exit 2; }
+  cp -r "$data/mnist" "$data/fashion-mnist" "$dir/data/"
+  tar -cJf "$dir/programs.tar.xz" -C "$dir" bin lib
+  du -sh "$dir/programs.tar.xz" "$dir/data"
+  echo "gpu-check: ready; on the GPU machine, with $dir/programs.tar.xz and $dir/data carried: scripts/gpu-check.sh run"
 }
 
 run() {
+  if [[ ! -d "$dir/bin" && -f "$dir/programs.tar.xz" ]]; then  # Python's tarfile: xz may be missing there
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$dir/programs.tar.xz" "$dir"
+  fi
   [[ -d "$dir/bin" ]] || { echo "gpu-check: no $dir/bin: run 'scripts/gpu-check.sh prepare' first" >&2; exit 2; }
   export LD_LIBRARY_PATH="$PWD/$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   local report="$dir/report.txt" status=0
@@ -51,7 +64,7 @@ run() {
     shift
     echo "== $name: $*" | tee -a "$report"
     local start=$SECONDS
-    "$@" >> "$report" 2>&1 || rc=$?
+    timeout 240 "$@" >> "$report" 2>&1 || rc=$?
     echo "== $name: exit $rc, $((SECONDS - start)) s" | tee -a "$report"
     ((rc == 0)) || status=1
   }
@@ -66,6 +79,10 @@ run() {
   mkdir -p "$dir/build/bench"
   cp "$dir/bin/train_bench_cuda" "$dir/build/bench/"
   step gpu_bench python3 bench/gpu_bench.py --build-dir "$dir/build" --data-dir "$dir/data" --reps 3
+  step resnet_cuda_float32 "$dir/bin/resnet_cuda" --epochs 1 --data-dir "$dir/data"
+  step resnet_cuda_bf16 "$dir/bin/resnet_cuda" --epochs 1 --autocast bf16 --data-dir "$dir/data"
+  step pytorch_resnet_float32 python3 bench/pytorch_resnet.py --device cuda --epochs 1 --data-dir "$dir/data"
+  step pytorch_resnet_bf16 python3 bench/pytorch_resnet.py --device cuda --epochs 1 --autocast bf16 --data-dir "$dir/data"
   [[ -n "${OUT:-}" ]] && cp "$report" "$OUT/report.txt"
   echo "gpu-check: report in $report"
   return $status

@@ -35,6 +35,7 @@ if ! wait $sanitizer_build; then
   echo "run-tests: the sanitizer builds failed (above)" >&2
   exit 1
 fi
+trap - EXIT  # the build's process group has ended; its number may be reused
 stage "the rest of the sanitizer builds"
 bash scripts/run-sanitizers.sh --test
 stage "the sanitizer tests"

@@ -66,3 +66,16 @@ TEST_CASE("tensor: to(dtype) converts and clone copies", "[tensor]") {
   c.fill_(7);
   CHECK(a.data<float>()[0] == 1.5f);
 }
+
+TEST_CASE("tensor: add_ adds a scalar in place, unrecorded, and refuses what autograd tracks", "[tensor]") {
+  Tensor steps = zeros(Shape{}, {DType::int64});
+  steps.add_(1).add_(2);
+  CHECK(steps.item<std::int64_t>() == 3);
+  Tensor f = from_vector<float>({1.5f, -2.0f}, {2});
+  f.add_(0.25);
+  CHECK(f.data<float>()[0] == 1.75f);
+  CHECK(f.data<float>()[1] == -1.75f);
+  Tensor w = zeros({2}, {.requires_grad = true});
+  CHECK_THROWS_WITH(w.add_(1), Catch::Contains("requires grad"));
+  CHECK_THROWS_AS(zeros({2}, {.dtype = DType::bfloat16}).add_(1), TypeError);
+}

@@ -1,5 +1,6 @@
 // bfloat16 tensors on the device: moved, copied, filled and converted bit for bit as on the
-// CPU (conversions go through the host); ops refuse them as on the CPU.
+// CPU (conversions between floating dtypes on the device, the others through the host);
+// matmul refuses them as on the CPU.
 // Built twice: by g++ on the emulated device (CPU-only CI) and by nvcc for a real GPU.
 
 #include <cstring>
@@ -25,6 +26,12 @@ TEST_CASE("bfloat16 tensors move to the device, convert and fill as on the CPU",
   CHECK(d.device() == kCuda);
   CHECK(same_bits(host(d), patterns));
   CHECK(same_bits(host(d.clone()), patterns));
+  // Every bit pattern (NaNs, infinities, subnormals) widened on the device as on the host.
+  CHECK(same_bits(host(d.to(DType::float32)), patterns.to(DType::float32)));
+  CHECK(same_bits(host(d.to(DType::float64)), patterns.to(DType::float64)));
+  const Tensor wide = mul(patterns.to(DType::float64), 1.0 + 1.0 / 1024);  // values between bfloat16's
+  CHECK(same_bits(host(wide.to(kCuda).to(DType::bfloat16)), wide.to(DType::bfloat16)));
+  CHECK(same_bits(host(wide.to(kCuda).to(DType::float32)), wide.to(DType::float32)));
 
   const Tensor f = from_vector<float>({1.0f + 0.00390625f, 0.1f, -2.5f}, {3});
   const Tensor on_device = f.to(kCuda).to(DType::bfloat16);

@@ -41,7 +41,8 @@ TEST_CASE("adaptive_avg_pool2d matches the CPU for any sizes", "[cuda][pool2d]")
 }
 
 TEST_CASE("BatchNorm1d over [N, C] and [N, C, L] matches the CPU, running statistics included", "[cuda][batchnorm]") {
-  for (const Shape& shape : {Shape{6, 3}, Shape{4, 3, 5}}) {
+  // [40, 3, 9]: more values per channel than the device kernels' threads per channel.
+  for (const Shape& shape : {Shape{6, 3}, Shape{4, 3, 5}, Shape{40, 3, 9}}) {
     INFO(shape);
     nn::BatchNorm1d cpu(3), dev(3);
     dev.to(kCuda);
@@ -49,6 +50,8 @@ TEST_CASE("BatchNorm1d over [N, C] and [N, C, L] matches the CPU, running statis
                          {input32(shape, 77)});
     check_close(host(dev.running_mean()), values(cpu.running_mean()), kDeviceTolerance);
     check_close(host(dev.running_var()), values(cpu.running_var()), kDeviceTolerance);
+    CHECK(dev.num_batches_tracked().device() == kCuda);
+    CHECK(host(dev.num_batches_tracked()).item<std::int64_t>() == cpu.num_batches_tracked().item<std::int64_t>());
     cpu.eval();
     dev.eval();
     check_same_on_device([&](Inputs t) { return t[0].device() == kCuda ? dev(t[0]) : cpu(t[0]); },

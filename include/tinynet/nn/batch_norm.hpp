@@ -75,7 +75,7 @@ class BatchNorm : public Module<BatchNorm<Dims, A>> {
                     x.shape());
     TINYNET_CHECK(ShapeError, x.size(1) == running_mean_.numel(), kName, ": expected ", running_mean_.numel(),
                   " channels (dim 1), got shape ", x.shape());
-    if (this->is_training()) ++*num_batches_tracked_.data<std::int64_t>();
+    if (this->is_training()) num_batches_tracked_.add_(1);  // on its device: no wait for the GPU
     return batch_norm(x, running_mean_, running_var_, weight_, bias_, this->is_training(), momentum_, eps_);
   }
 
@@ -94,6 +94,8 @@ class BatchNorm : public Module<BatchNorm<Dims, A>> {
   const Tensor& bias() const { return bias_; }
   const Tensor& running_mean() const { return running_mean_; }
   const Tensor& running_var() const { return running_var_; }
+  /// The training batches seen (an int64 scalar on the module's device), as in PyTorch.
+  const Tensor& num_batches_tracked() const { return num_batches_tracked_; }
 
  private:
   Tensor weight_, bias_, running_mean_, running_var_, num_batches_tracked_;

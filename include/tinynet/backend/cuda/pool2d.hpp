@@ -9,6 +9,7 @@
 #if defined(TINYNET_WITH_CUDA)
 
 #include <cstdint>
+#include <type_traits>
 
 #include "tinynet/backend/backend.hpp"
 #include "tinynet/backend/cuda/detail/launch.hpp"
@@ -17,6 +18,20 @@
 namespace tinynet::backend::cuda {
 
 namespace detail {
+
+/// a * b rounded on its own: nvcc fuses `acc += a * b` into one FMA on the GPU, which rounds
+/// once and so differs from the CPU kernel's product-then-sum.
+template <typename C>
+TINYNET_HOST_DEVICE C product_rn(C a, C b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<C, float>)
+    return __fmul_rn(a, b);
+  else
+    return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
 
 /// Output rows (or columns) whose window covers input row `i`: [lo, hi).
 TINYNET_HOST_DEVICE inline void covering(std::int64_t i, std::int64_t k, std::int64_t s, std::int64_t p,
@@ -110,7 +125,8 @@ struct AvgPoolBackward {
     const C inv = C(1) / static_cast<C>(g.k * g.k);
     C acc = accumulate ? static_cast<C>(dx[e]) : C(0);
     for (std::int64_t oy = oy0; oy < oy1; ++oy)
-      for (std::int64_t ox = ox0; ox < ox1; ++ox) acc += static_cast<C>(gy[pl * g.oh * g.ow + oy * g.ow + ox]) * inv;
+      for (std::int64_t ox = ox0; ox < ox1; ++ox)
+        acc += product_rn(static_cast<C>(gy[pl * g.oh * g.ow + oy * g.ow + ox]), inv);
     dx[e] = T(acc);
   }
 };

@@ -15,6 +15,7 @@
 
 #include <thrust/execution_policy.h>
 #include <thrust/fill.h>
+#include <thrust/transform.h>
 
 #include <atomic>
 #include <cstddef>
@@ -298,6 +299,39 @@ template <typename T>
 void fill(T* p, std::int64_t n, T value) {
   if (n <= 0) return;
   thrust::fill_n(policy(), p, n, value);
+}
+
+namespace detail {
+
+template <typename Dst>
+struct ConvertTo {
+  template <typename Src>
+  TINYNET_HOST_DEVICE Dst operator()(Src v) const {
+    return static_cast<Dst>(v);
+  }
+};
+
+template <typename T>
+struct AddScalar {
+  T value;
+  TINYNET_HOST_DEVICE T operator()(T v) const { return static_cast<T>(v + value); }
+};
+
+}  // namespace detail
+
+/// dst[i] = Dst(src[i]) for i in [0, n) on the device, by the types' own conversions (the
+/// host's: bfloat16 rounds to nearest, ties to even, from double in one rounding).
+template <typename Dst, typename Src>
+void convert(Dst* dst, const Src* src, std::int64_t n) {
+  if (n <= 0) return;
+  thrust::transform(policy(), src, src + n, dst, detail::ConvertTo<Dst>{});
+}
+
+/// p[i] += value for i in [0, n) on the device.
+template <typename T>
+void add_scalar(T* p, std::int64_t n, T value) {
+  if (n <= 0) return;
+  thrust::transform(policy(), p, p + n, p, detail::AddScalar<T>{value});
 }
 
 }  // namespace tinynet::cuda

@@ -209,6 +209,9 @@ class Tensor {
   Tensor& copy_(const Tensor& src);
   /// Sets every element to `value`; not recorded.
   Tensor& fill_(double value);
+  /// Adds `value` to every element, on the tensor's device; not recorded, so refused for a
+  /// tensor that requires grad (for buffers such as a step counter).
+  Tensor& add_(double value);
   Tensor& zero_() { return fill_(0.0); }
 
   /// True when both handles refer to the same tensor.
@@ -243,7 +246,8 @@ inline Tensor alias_with_shape(const Tensor& base, const Shape& shape) {
 }
 
 /// Copies between devices and converts dtype; both sides contiguous, same numel.
-/// A conversion that involves a CUDA tensor goes through the host (rare: model.to(dtype)).
+/// Conversions between float32, float64 and bfloat16 on one CUDA device run there (autocast
+/// casts activations every step); the others that involve a CUDA tensor go through the host.
 /// To bfloat16 rounds to nearest, ties to even (from double and integers in one rounding);
 /// from bfloat16 is exact for float32 and float64.
 inline void copy_elements(const Tensor& dst, const Tensor& src) {
@@ -259,6 +263,14 @@ inline void copy_elements(const Tensor& dst, const Tensor& src) {
   }
 #if defined(TINYNET_WITH_CUDA)
   if (dst.dtype() != src.dtype()) {
+    const auto floating = [](DType t) { return is_floating(t) || t == DType::bfloat16; };
+    if (dst.device() == src.device() && floating(dst.dtype()) && floating(src.dtype())) {
+      dispatch_floating_and_bf16(dst.dtype(), "copy_", [&]<typename D>() {
+        dispatch_floating_and_bf16(src.dtype(), "copy_",
+                                   [&]<typename S>() { cuda::convert(dst.data<D>(), src.data<S>(), dst.numel()); });
+      });
+      return;
+    }
     const Tensor host_src = src.device().is_cpu() ? src : src.to(Device::cpu());
     Tensor host_dst(dst.shape(), {dst.dtype(), Device::cpu(), false});
     copy_elements(host_dst, host_src);
@@ -323,6 +335,23 @@ inline Tensor& Tensor::fill_(double value) {
     T* p = data<T>();
     const T v = static_cast<T>(value);
     for (std::int64_t i = 0, n = numel(); i < n; ++i) p[i] = v;
+  });
+  return *this;
+}
+
+inline Tensor& Tensor::add_(double value) {
+  TINYNET_CHECK(Error, !requires_grad(), "add_(): in place on a tensor that requires grad (not recorded)");
+#if defined(TINYNET_WITH_CUDA)
+  if (device().is_cuda()) {
+    dispatch_arithmetic(dtype(), "add_",
+                        [&]<typename T>() { cuda::add_scalar(data<T>(), numel(), static_cast<T>(value)); });
+    return *this;
+  }
+#endif
+  dispatch_arithmetic(dtype(), "add_", [&]<typename T>() {
+    T* p = data<T>();
+    const T v = static_cast<T>(value);
+    for (std::int64_t i = 0, n = numel(); i < n; ++i) p[i] = static_cast<T>(p[i] + v);
   });
   return *this;
 }
