@@ -119,6 +119,7 @@ class LayerChain {
   template <class S, class... Configs>
   explicit LayerChain(S, const Configs&... configs)
       : layers_(build<S>(std::index_sequence_for<Layers...>{}, std::tuple<const Configs&...>(configs...))) {
+    // Only Sequential's constructor passes configs, so the message names it.
     static_assert(((count_before<Configs, sizeof...(Layers), Layers...>() >=
                     count_before<Configs, sizeof...(Configs), Configs...>()) &&
                    ...),
@@ -211,7 +212,7 @@ class Sequential {
 template <std::int64_t... Dims, class... Layers>
 class Sequential<Input<Dims...>, Layers...> : public Module<Sequential<Input<Dims...>, Layers...>> {
   static_assert(sizeof...(Layers) >= 1, "Sequential<Input<...>, Layers...>: give at least one layer");
-  using chain = detail::Chain<0, Sample<Dims...>, Layers...>;
+  using chain = typename detail::LayerChain<Layers...>::template shape<Sample<Dims...>>;
 
  public:
   using input_shape = Sample<Dims...>;
