@@ -6,7 +6,7 @@
 /// compiled from the same kernel sources for its own target (backend/cpu/kernels_for_isa.hpp),
 /// whatever the compiler flags, so a default-flags build runs the same kernels as a
 /// `-march=native` one; `avx512_bf16` adds autocast's bfloat16 products on `vdpbf16ps`
-/// (simd/bf16.inl), which the avx512 level rounds in its float32 kernels instead.
+/// (simd/bf16_products.inl), which the avx512 level rounds in its float32 kernels instead.
 ///
 /// `TINYNET_CPU_ISA=avx512_bf16|avx512|avx2|baseline` caps the level (as oneDNN's `ONEDNN_MAX_CPU_ISA`
 /// does): for comparisons, and for tests that run every level on one machine. A level the

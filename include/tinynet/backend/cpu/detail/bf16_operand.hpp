@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// An operand of autocast's bfloat16 products, as every vector level prepares it
-/// (simd/bf16.inl), and the buffer that takes.
+/// (simd/bf16_operands.inl), and the buffer that takes.
 
 #include <cstdint>
 

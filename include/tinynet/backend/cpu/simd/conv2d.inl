@@ -7,7 +7,7 @@
 /// AVX2 level and up; simd/winograd.inl, simd/conv2d_one_channel.inl).
 ///
 /// With bfloat16 products (autocast, float32 only) every GEMM, Winograd's included, takes
-/// bfloat16 operands (simd/bf16.inl): the filters are prepared once per call, the columns,
+/// bfloat16 operands (simd/bf16_operands.inl): the filters are prepared once per call, the columns,
 /// Winograd's tiles and the output gradient in each chunk. With AVX512-BF16 the forward's
 /// columns are copied from the input rounded once into pairs of channels
 /// (paired_columns), and the direct one-channel kernel multiplies pairs of taps

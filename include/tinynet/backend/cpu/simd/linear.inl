@@ -3,7 +3,7 @@
 /// both operands in place (gemm_nt for the forward, whose inner dimension is the long one;
 /// gemm_rows for the two gradients); everything else goes through Eigen (detail/gemm.hpp),
 /// whose vector width is fixed by the program's compiler flags. With bfloat16 products
-/// (autocast) the same three products take bfloat16 operands (simd/bf16.inl): the weights
+/// (autocast) the same three products take bfloat16 operands (simd/bf16_operands.inl): the weights
 /// and the input rounded inside the products, a block at a time, the small output
 /// gradient prepared in scratch from the CPU caching allocator. Under autocast with
 /// bfloat16 activations (x, y and their gradients; AVX512-BF16, an even number of input

@@ -20,7 +20,7 @@
 /// take a vector of tiles at a time (several short tile rows side by side); the products go through
 /// gemm_rows (V read in place, no packing). With bfloat16 products on AVX512-BF16 the input
 /// and output-gradient transforms round their values as they store them, straight into the
-/// operand layouts of simd/bf16.inl (Bf16Pairs, Bf16Rows): no float32 planes to write and
+/// operand layouts of simd/bf16_operands.inl (Bf16Pairs, Bf16Rows): no float32 planes to write and
 /// convert afterwards.
 
 namespace winograd {
@@ -154,7 +154,7 @@ struct F32Planes {
 
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
 /// The same values rounded to bfloat16 as they are stored, straight into the layouts of
-/// simd/bf16.inl's operands (what bf16::rows and bf16::pairs would make of the float32
+/// simd/bf16_operands.inl's operands (what bf16::rows and bf16::pairs would make of the float32
 /// planes, without writing and reading those): plane xi at data + xi * plane floats. At
 /// the avx512_bf16 level.
 ///
@@ -427,7 +427,7 @@ void weight_grad(const Shape& s, const X* in, std::int64_t in_channel_stride, st
   }
 }
 
-/// M[xi] = U[xi] V[xi] in bfloat16 (simd/bf16.inl): u16[xi] is U[xi] prepared as rows;
+/// M[xi] = U[xi] V[xi] in bfloat16 (simd/bf16_products.inl): u16[xi] is U[xi] prepared as rows;
 /// each V[xi] is rounded in place unless `v_paired` says it already is the operand (Bf16Pairs).
 inline void multiply_bf16(const Shape& s, const bf16::Operand* u16, float* v, bool v_paired, float* m, bool parallel) {
   const std::int64_t ld = s.padded_tiles(), tiles = s.tiles();
