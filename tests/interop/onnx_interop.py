@@ -169,11 +169,11 @@ def runtime_python(work, version):
     options.intra_op_num_threads, options.inter_op_num_threads = 2, 1
 
     def outputs_of(model, inputs, n, sample):
-        session = without_schema_noise(lambda: onnxruntime.InferenceSession(str(work / model), options,
+        runner = without_schema_noise(lambda: onnxruntime.InferenceSession(str(work / model), options,
                                                                             providers=["CPUExecutionProvider"]))
         x = np.fromfile(work / inputs, dtype="<f4").reshape(n, *sample)
-        name = session.get_inputs()[0].name
-        return np.concatenate([session.run(None, {name: x[i:i + 1000]})[0] for i in range(0, n, 1000)])
+        name = runner.get_inputs()[0].name
+        return np.concatenate([runner.run(None, {name: x[i:i + 1000]})[0] for i in range(0, n, 1000)])
 
     return compare(work, outputs_of)
 

@@ -7,7 +7,7 @@ const [moduleDir, model, inputPath, outputPath, n, ...sample] = process.argv.sli
 const ort = require(moduleDir);
 
 async function main() {
-  const session = await ort.InferenceSession.create(model, { intraOpNumThreads: 2, interOpNumThreads: 1 });
+  const runner = await ort.InferenceSession.create(model, { intraOpNumThreads: 2, interOpNumThreads: 1 });
   const dims = sample.map(Number);
   const per = dims.reduce((a, b) => a * b, 1);
   const buf = fs.readFileSync(inputPath);
@@ -16,8 +16,8 @@ async function main() {
   for (let start = 0; start < Number(n); start += 1000) {
     const count = Math.min(1000, Number(n) - start);
     const x = new ort.Tensor("float32", input.slice(start * per, (start + count) * per), [count, ...dims]);
-    const out = await session.run({ [session.inputNames[0]]: x });
-    const y = out[session.outputNames[0]].data;
+    const out = await runner.run({ [runner.inputNames[0]]: x });
+    const y = out[runner.outputNames[0]].data;
     chunks.push(Buffer.from(y.buffer, y.byteOffset, y.byteLength));
   }
   fs.writeFileSync(outputPath, Buffer.concat(chunks));
