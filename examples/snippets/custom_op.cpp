@@ -2,6 +2,7 @@
 // backward node beside the forward, the public function, and the checks its tests make.
 #include <cmath>
 #include <cstdio>
+#include <tinynet/ops/common.hpp>  // dispatch, the argument checks, new_output
 #include <tinynet/tinynet.hpp>
 
 // [kernel]

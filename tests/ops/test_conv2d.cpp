@@ -89,8 +89,10 @@ void check_float32_kernels(const ConvCase& k, bool (*uses)(const backend::Conv2d
   const Tensor x64 = random_input({k.n, k.c, k.h, k.w}, seed, false);
   const Tensor w64 = random_input({k.out_c, k.c, k.kh, k.kw}, seed + 1, false);
   const Tensor b64 = random_input({k.out_c}, seed + 2, false);
-  CHECK(uses(ops::detail::conv2d_geometry(x64, w64, {k.stride, k.padding})) ==
-        (static_cast<int>(backend::cpu::isa()) >= static_cast<int>(from)));
+  backend::Conv2dGeometry g{k.n, k.c, k.h, k.w, k.out_c, k.kh, k.kw, k.stride, k.stride, k.padding, k.padding, 0, 0};
+  g.oh = (k.h + 2 * k.padding - k.kh) / k.stride + 1;
+  g.ow = (k.w + 2 * k.padding - k.kw) / k.stride + 1;
+  CHECK(uses(g) == (static_cast<int>(backend::cpu::isa()) >= static_cast<int>(from)));
   check_close(conv2d(x64.to(DType::float32), w64.to(DType::float32), b64.to(DType::float32), k.stride, k.padding),
               conv_reference(x64, w64, b64, k.stride, k.padding), 1e-5);
   for (bool fused : {false, true}) {

@@ -75,3 +75,22 @@
 #if defined(TINYNET_CPU_KERNELS_COMPILED) && !defined(TINYNET_CPU_KERNELS_SOURCE)
 #define TINYNET_COMPILED_ONCE_DECLARED_ONLY 1
 #endif
+
+/// `TINYNET_OP` before each declaration and definition of an op's entry point (`relu`,
+/// `conv2d`; `TINYNET_OP_ABI` on the members, `Tensor::view`): with tinynet::cpu_kernels
+/// linked, a program's files see the ops' declarations only (`TINYNET_OPS_DECLARED_ONLY`: no
+/// op bodies, autograd nodes or backend headers to compile) and the library's source
+/// (`TINYNET_OPS_SOURCE`) compiles them once; otherwise, and in every file that has the CUDA
+/// backend (whose ops also dispatch to the device), they are inline. The compiled ones carry
+/// an ABI tag, so that a program whose CUDA files have the inline ops links both without
+/// mixing them.
+#if defined(TINYNET_OPS_SOURCE) || (defined(TINYNET_COMPILED_ONCE_DECLARED_ONLY) && !defined(TINYNET_WITH_CUDA))
+#define TINYNET_OP_ABI [[gnu::abi_tag("cpu")]]
+#define TINYNET_OP TINYNET_OP_ABI
+#if !defined(TINYNET_OPS_SOURCE)
+#define TINYNET_OPS_DECLARED_ONLY 1
+#endif
+#else
+#define TINYNET_OP_ABI
+#define TINYNET_OP inline
+#endif

@@ -2,9 +2,25 @@
 /// \file
 /// batch_norm over the channel dim of an [N, C], [N, C, L] or [N, C, H, W] input.
 
+#include "tinynet/core/detail/tensor.hpp"
+#include "tinynet/ops/cast.hpp"
+
+namespace tinynet {
+
+/// Batch normalisation (PyTorch's F.batch_norm). In training, normalises with the batch's
+/// mean and biased variance and, when running_mean / running_var are given, updates them
+/// in place: r = (1 - momentum) r + momentum * batch statistic (the variance unbiased).
+/// Otherwise normalises with the running statistics. weight / bias may be undefined.
+TINYNET_OP Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                             const Tensor& weight = Tensor(), const Tensor& bias = Tensor(), bool training = true,
+                             double momentum = 0.1, double eps = 1e-5);
+
+}  // namespace tinynet
+
+#if !defined(TINYNET_OPS_DECLARED_ONLY)
+
 #include "tinynet/backend/cpu/batch_norm.hpp"
 #include "tinynet/backend/cuda/batch_norm.hpp"  // empty in builds without CUDA
-#include "tinynet/ops/cast.hpp"
 #include "tinynet/ops/common.hpp"
 
 namespace tinynet {
@@ -45,13 +61,8 @@ class BatchNormNode final : public autograd::Node {
 
 }  // namespace ops::detail
 
-/// Batch normalisation (PyTorch's F.batch_norm). In training, normalises with the batch's
-/// mean and biased variance and, when running_mean / running_var are given, updates them
-/// in place: r = (1 - momentum) r + momentum * batch statistic (the variance unbiased).
-/// Otherwise normalises with the running statistics. weight / bias may be undefined.
-inline Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
-                         const Tensor& weight = Tensor(), const Tensor& bias = Tensor(), bool training = true,
-                         double momentum = 0.1, double eps = 1e-5) {
+TINYNET_OP Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                             const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps) {
   using namespace ops::detail;
   if (x.defined() && x.dtype() == DType::bfloat16)  // statistics and parameters float32
     return in_float32(x, [&](const Tensor& in) {
@@ -94,3 +105,5 @@ inline Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tens
 }
 
 }  // namespace tinynet
+
+#endif  // !TINYNET_OPS_DECLARED_ONLY

@@ -5,6 +5,19 @@
 /// input's dtype, as PyTorch's `x.to(dtype)` does. Also how the ops without bfloat16
 /// kernels take bfloat16 tensors: through float32 (in_float32).
 
+#include "tinynet/core/detail/tensor.hpp"
+
+namespace tinynet {
+
+/// x converted to `dtype` (float32, float64 or bfloat16; to bfloat16 rounds to nearest,
+/// ties to even), recorded so that the gradient flows back converted to x's dtype. Returns
+/// x itself when it already has that dtype.
+TINYNET_OP Tensor cast(const Tensor& x, DType dtype);
+
+}  // namespace tinynet
+
+#if !defined(TINYNET_OPS_DECLARED_ONLY)
+
 #include "tinynet/amp/autocast.hpp"
 #include "tinynet/backend/cpu/elementwise.hpp"
 #include "tinynet/backend/cuda/elementwise.hpp"  // empty in builds without CUDA
@@ -32,10 +45,7 @@ class CastNode final : public autograd::Node {
 
 }  // namespace ops::detail
 
-/// x converted to `dtype` (float32, float64 or bfloat16; to bfloat16 rounds to nearest,
-/// ties to even), recorded so that the gradient flows back converted to x's dtype. Returns
-/// x itself when it already has that dtype.
-inline Tensor cast(const Tensor& x, DType dtype) {
+TINYNET_OP Tensor cast(const Tensor& x, DType dtype) {
   using namespace ops::detail;
   check_activation_input("cast", x);
   TINYNET_CHECK(TypeError, is_floating(dtype) || dtype == DType::bfloat16,
@@ -80,3 +90,5 @@ inline Tensor promoted(const Tensor& t, DType dtype) {
 }  // namespace ops::detail
 
 }  // namespace tinynet
+
+#endif  // !TINYNET_OPS_DECLARED_ONLY

@@ -7,9 +7,28 @@
 #include <span>
 #include <vector>
 
+#include "tinynet/core/detail/tensor.hpp"
 #include "tinynet/ops/cast.hpp"
-#include "tinynet/ops/common.hpp"
 #include "tinynet/ops/view.hpp"
+
+namespace tinynet {
+
+/// The tensors joined along `dim` (negative counts from the end): same device and rank, equal
+/// extents but along `dim`, in the dtype they promote to (as PyTorch: float32 and float64 give
+/// float64). A new tensor; the gradient of each is its slice (in its own dtype).
+TINYNET_OP Tensor cat(std::span<const Tensor> tensors, int dim = 0);
+TINYNET_OP Tensor cat(std::initializer_list<Tensor> tensors, int dim = 0);
+
+/// The tensors (same shape, dtype and device) stacked along a new dim `dim` (in
+/// [-rank-1, rank]): cat of each unsqueezed there.
+TINYNET_OP Tensor stack(std::span<const Tensor> tensors, int dim = 0);
+TINYNET_OP Tensor stack(std::initializer_list<Tensor> tensors, int dim = 0);
+
+}  // namespace tinynet
+
+#if !defined(TINYNET_OPS_DECLARED_ONLY)
+
+#include "tinynet/ops/common.hpp"
 
 namespace tinynet {
 
@@ -51,10 +70,7 @@ class CatNode final : public autograd::Node {
 
 }  // namespace ops::detail
 
-/// The tensors joined along `dim` (negative counts from the end): same device and rank, equal
-/// extents but along `dim`, in the dtype they promote to (as PyTorch: float32 and float64 give
-/// float64). A new tensor; the gradient of each is its slice (in its own dtype).
-inline Tensor cat(std::span<const Tensor> tensors, int dim = 0) {
+TINYNET_OP Tensor cat(std::span<const Tensor> tensors, int dim) {
   using namespace ops::detail;
   TINYNET_CHECK(ValueError, !tensors.empty(), "cat: expected a non-empty list of tensors");
   for (std::size_t k = 0; k < tensors.size(); ++k)
@@ -103,13 +119,12 @@ inline Tensor cat(std::span<const Tensor> tensors, int dim = 0) {
   }
   return y;
 }
-inline Tensor cat(std::initializer_list<Tensor> tensors, int dim = 0) {
+
+TINYNET_OP Tensor cat(std::initializer_list<Tensor> tensors, int dim) {
   return cat(std::span<const Tensor>(tensors.begin(), tensors.size()), dim);
 }
 
-/// The tensors (same shape, dtype and device) stacked along a new dim `dim` (in
-/// [-rank-1, rank]): cat of each unsqueezed there.
-inline Tensor stack(std::span<const Tensor> tensors, int dim = 0) {
+TINYNET_OP Tensor stack(std::span<const Tensor> tensors, int dim) {
   TINYNET_CHECK(ValueError, !tensors.empty(), "stack: expected a non-empty list of tensors");
   std::vector<Tensor> parts;
   for (std::size_t k = 0; k < tensors.size(); ++k) {
@@ -120,8 +135,11 @@ inline Tensor stack(std::span<const Tensor> tensors, int dim = 0) {
   }
   return cat(parts, ops::detail::wrap_dim("stack", tensors[0].shape(), dim, 1));
 }
-inline Tensor stack(std::initializer_list<Tensor> tensors, int dim = 0) {
+
+TINYNET_OP Tensor stack(std::initializer_list<Tensor> tensors, int dim) {
   return stack(std::span<const Tensor>(tensors.begin(), tensors.size()), dim);
 }
 
 }  // namespace tinynet
+
+#endif  // !TINYNET_OPS_DECLARED_ONLY

@@ -5,14 +5,79 @@
 
 #include <cmath>
 
+#include "tinynet/core/creation.hpp"
+#include "tinynet/core/detail/tensor.hpp"
+#include "tinynet/ops/cast.hpp"
+#include "tinynet/ops/elementwise.hpp"
+#include "tinynet/ops/view.hpp"
+
+namespace tinynet {
+
+/// cond ? a : b elementwise, the three broadcast together (numpy rules). cond must be bool;
+/// a and b compute in the dtype they promote to (bfloat16 through float32, rounded back
+/// exactly). The gradient flows to a where cond holds and to b elsewhere, summed over the
+/// dims each was broadcast along.
+TINYNET_OP Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+
+/// where(cond, a, s) with the scalar s in a's dtype.
+TINYNET_OP Tensor where(const Tensor& cond, const Tensor& a, double s);
+
+/// where(cond, s, b) with the scalar s in b's dtype.
+TINYNET_OP Tensor where(const Tensor& cond, double s, const Tensor& b);
+
+/// a == b elementwise, broadcasting: a bool tensor. Operands of different dtypes compare in
+/// the wider (promote_types); a scalar in x's dtype (int64 or float32 beside an integer x).
+TINYNET_OP Tensor eq(const Tensor& a, const Tensor& b);
+
+/// a != b elementwise (true where either is NaN), as eq.
+TINYNET_OP Tensor ne(const Tensor& a, const Tensor& b);
+
+/// a < b elementwise, as eq.
+TINYNET_OP Tensor lt(const Tensor& a, const Tensor& b);
+
+/// a <= b elementwise, as eq.
+TINYNET_OP Tensor le(const Tensor& a, const Tensor& b);
+
+/// a > b elementwise, as eq.
+TINYNET_OP Tensor gt(const Tensor& a, const Tensor& b);
+
+/// a >= b elementwise, as eq.
+TINYNET_OP Tensor ge(const Tensor& a, const Tensor& b);
+
+/// x == s elementwise: a bool tensor.
+TINYNET_OP Tensor eq(const Tensor& x, double s);
+TINYNET_OP Tensor ne(const Tensor& x, double s);
+TINYNET_OP Tensor lt(const Tensor& x, double s);
+TINYNET_OP Tensor le(const Tensor& x, double s);
+TINYNET_OP Tensor gt(const Tensor& x, double s);
+TINYNET_OP Tensor ge(const Tensor& x, double s);
+TINYNET_OP Tensor operator==(const Tensor& a, const Tensor& b);
+TINYNET_OP Tensor operator!=(const Tensor& a, const Tensor& b);
+TINYNET_OP Tensor operator<(const Tensor& a, const Tensor& b);
+TINYNET_OP Tensor operator<=(const Tensor& a, const Tensor& b);
+TINYNET_OP Tensor operator>(const Tensor& a, const Tensor& b);
+TINYNET_OP Tensor operator>=(const Tensor& a, const Tensor& b);
+TINYNET_OP Tensor operator==(const Tensor& x, double s);
+TINYNET_OP Tensor operator!=(const Tensor& x, double s);
+TINYNET_OP Tensor operator<(const Tensor& x, double s);
+TINYNET_OP Tensor operator<=(const Tensor& x, double s);
+TINYNET_OP Tensor operator>(const Tensor& x, double s);
+TINYNET_OP Tensor operator>=(const Tensor& x, double s);
+TINYNET_OP Tensor operator==(double s, const Tensor& x);
+TINYNET_OP Tensor operator!=(double s, const Tensor& x);
+TINYNET_OP Tensor operator<(double s, const Tensor& x);
+TINYNET_OP Tensor operator<=(double s, const Tensor& x);
+TINYNET_OP Tensor operator>(double s, const Tensor& x);
+TINYNET_OP Tensor operator>=(double s, const Tensor& x);
+
+}  // namespace tinynet
+
+#if !defined(TINYNET_OPS_DECLARED_ONLY)
+
 #include "tinynet/backend/compare.hpp"
 #include "tinynet/backend/cpu/elementwise.hpp"
 #include "tinynet/backend/cuda/elementwise.hpp"  // empty in builds without CUDA
-#include "tinynet/core/creation.hpp"
-#include "tinynet/ops/cast.hpp"
 #include "tinynet/ops/common.hpp"
-#include "tinynet/ops/elementwise.hpp"
-#include "tinynet/ops/view.hpp"
 
 namespace tinynet {
 
@@ -86,11 +151,7 @@ class WhereNode final : public autograd::Node {
 
 }  // namespace ops::detail
 
-/// cond ? a : b elementwise, the three broadcast together (numpy rules). cond must be bool;
-/// a and b compute in the dtype they promote to (bfloat16 through float32, rounded back
-/// exactly). The gradient flows to a where cond holds and to b elsewhere, summed over the
-/// dims each was broadcast along.
-inline Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+TINYNET_OP Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   using namespace ops::detail;
   TINYNET_CHECK(Error, cond.defined() && a.defined() && b.defined(), "where: an operand is an undefined tensor");
   TINYNET_CHECK(TypeError, cond.dtype() == DType::bool_, "where: condition must be a bool tensor, got ", cond.dtype());
@@ -111,56 +172,77 @@ inline Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
     autograd::record(out, std::make_shared<WhereNode>(c, ca.shape(), cb.shape()), {&ca, &cb});
   return out;
 }
-/// where(cond, a, s) with the scalar s in a's dtype.
-inline Tensor where(const Tensor& cond, const Tensor& a, double s) {
+
+TINYNET_OP Tensor where(const Tensor& cond, const Tensor& a, double s) {
   TINYNET_CHECK(Error, a.defined(), "where: an operand is an undefined tensor");
   return where(cond, a, full(Shape{}, s, {a.dtype(), a.device(), false}));
 }
-/// where(cond, s, b) with the scalar s in b's dtype.
-inline Tensor where(const Tensor& cond, double s, const Tensor& b) {
+
+TINYNET_OP Tensor where(const Tensor& cond, double s, const Tensor& b) {
   TINYNET_CHECK(Error, b.defined(), "where: an operand is an undefined tensor");
   return where(cond, full(Shape{}, s, {b.dtype(), b.device(), false}), b);
 }
 
-/// a == b elementwise, broadcasting: a bool tensor. Operands of different dtypes compare in
-/// the wider (promote_types); a scalar in x's dtype (int64 or float32 beside an integer x).
-inline Tensor eq(const Tensor& a, const Tensor& b) { return ops::detail::compare(backend::Comparison::eq, a, b); }
-/// a != b elementwise (true where either is NaN), as eq.
-inline Tensor ne(const Tensor& a, const Tensor& b) { return ops::detail::compare(backend::Comparison::ne, a, b); }
-/// a < b elementwise, as eq.
-inline Tensor lt(const Tensor& a, const Tensor& b) { return ops::detail::compare(backend::Comparison::lt, a, b); }
-/// a <= b elementwise, as eq.
-inline Tensor le(const Tensor& a, const Tensor& b) { return ops::detail::compare(backend::Comparison::le, a, b); }
-/// a > b elementwise, as eq.
-inline Tensor gt(const Tensor& a, const Tensor& b) { return ops::detail::compare(backend::Comparison::gt, a, b); }
-/// a >= b elementwise, as eq.
-inline Tensor ge(const Tensor& a, const Tensor& b) { return ops::detail::compare(backend::Comparison::ge, a, b); }
+TINYNET_OP Tensor eq(const Tensor& a, const Tensor& b) { return ops::detail::compare(backend::Comparison::eq, a, b); }
 
-/// x == s elementwise: a bool tensor.
-inline Tensor eq(const Tensor& x, double s) { return ops::detail::compare(backend::Comparison::eq, x, s); }
-inline Tensor ne(const Tensor& x, double s) { return ops::detail::compare(backend::Comparison::ne, x, s); }
-inline Tensor lt(const Tensor& x, double s) { return ops::detail::compare(backend::Comparison::lt, x, s); }
-inline Tensor le(const Tensor& x, double s) { return ops::detail::compare(backend::Comparison::le, x, s); }
-inline Tensor gt(const Tensor& x, double s) { return ops::detail::compare(backend::Comparison::gt, x, s); }
-inline Tensor ge(const Tensor& x, double s) { return ops::detail::compare(backend::Comparison::ge, x, s); }
+TINYNET_OP Tensor ne(const Tensor& a, const Tensor& b) { return ops::detail::compare(backend::Comparison::ne, a, b); }
 
-inline Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
-inline Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
-inline Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
-inline Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
-inline Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
-inline Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
-inline Tensor operator==(const Tensor& x, double s) { return eq(x, s); }
-inline Tensor operator!=(const Tensor& x, double s) { return ne(x, s); }
-inline Tensor operator<(const Tensor& x, double s) { return lt(x, s); }
-inline Tensor operator<=(const Tensor& x, double s) { return le(x, s); }
-inline Tensor operator>(const Tensor& x, double s) { return gt(x, s); }
-inline Tensor operator>=(const Tensor& x, double s) { return ge(x, s); }
-inline Tensor operator==(double s, const Tensor& x) { return eq(x, s); }
-inline Tensor operator!=(double s, const Tensor& x) { return ne(x, s); }
-inline Tensor operator<(double s, const Tensor& x) { return gt(x, s); }
-inline Tensor operator<=(double s, const Tensor& x) { return ge(x, s); }
-inline Tensor operator>(double s, const Tensor& x) { return lt(x, s); }
-inline Tensor operator>=(double s, const Tensor& x) { return le(x, s); }
+TINYNET_OP Tensor lt(const Tensor& a, const Tensor& b) { return ops::detail::compare(backend::Comparison::lt, a, b); }
+
+TINYNET_OP Tensor le(const Tensor& a, const Tensor& b) { return ops::detail::compare(backend::Comparison::le, a, b); }
+
+TINYNET_OP Tensor gt(const Tensor& a, const Tensor& b) { return ops::detail::compare(backend::Comparison::gt, a, b); }
+
+TINYNET_OP Tensor ge(const Tensor& a, const Tensor& b) { return ops::detail::compare(backend::Comparison::ge, a, b); }
+
+TINYNET_OP Tensor eq(const Tensor& x, double s) { return ops::detail::compare(backend::Comparison::eq, x, s); }
+
+TINYNET_OP Tensor ne(const Tensor& x, double s) { return ops::detail::compare(backend::Comparison::ne, x, s); }
+
+TINYNET_OP Tensor lt(const Tensor& x, double s) { return ops::detail::compare(backend::Comparison::lt, x, s); }
+
+TINYNET_OP Tensor le(const Tensor& x, double s) { return ops::detail::compare(backend::Comparison::le, x, s); }
+
+TINYNET_OP Tensor gt(const Tensor& x, double s) { return ops::detail::compare(backend::Comparison::gt, x, s); }
+
+TINYNET_OP Tensor ge(const Tensor& x, double s) { return ops::detail::compare(backend::Comparison::ge, x, s); }
+
+TINYNET_OP Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
+
+TINYNET_OP Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
+
+TINYNET_OP Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
+
+TINYNET_OP Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
+
+TINYNET_OP Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
+
+TINYNET_OP Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
+
+TINYNET_OP Tensor operator==(const Tensor& x, double s) { return eq(x, s); }
+
+TINYNET_OP Tensor operator!=(const Tensor& x, double s) { return ne(x, s); }
+
+TINYNET_OP Tensor operator<(const Tensor& x, double s) { return lt(x, s); }
+
+TINYNET_OP Tensor operator<=(const Tensor& x, double s) { return le(x, s); }
+
+TINYNET_OP Tensor operator>(const Tensor& x, double s) { return gt(x, s); }
+
+TINYNET_OP Tensor operator>=(const Tensor& x, double s) { return ge(x, s); }
+
+TINYNET_OP Tensor operator==(double s, const Tensor& x) { return eq(x, s); }
+
+TINYNET_OP Tensor operator!=(double s, const Tensor& x) { return ne(x, s); }
+
+TINYNET_OP Tensor operator<(double s, const Tensor& x) { return gt(x, s); }
+
+TINYNET_OP Tensor operator<=(double s, const Tensor& x) { return ge(x, s); }
+
+TINYNET_OP Tensor operator>(double s, const Tensor& x) { return lt(x, s); }
+
+TINYNET_OP Tensor operator>=(double s, const Tensor& x) { return le(x, s); }
 
 }  // namespace tinynet
+
+#endif  // !TINYNET_OPS_DECLARED_ONLY

@@ -4,12 +4,34 @@
 
 #include <string>
 
+#include "tinynet/core/creation.hpp"
+#include "tinynet/core/detail/tensor.hpp"
+#include "tinynet/ops/cast.hpp"
+
+namespace tinynet {
+
+/// 2-d convolution (cross-correlation, as PyTorch's F.conv2d). x: [N, C, H, W], weight:
+/// [out_channels, C / groups, kH, kW], bias: [out_channels] or undefined. Square stride,
+/// zero padding and dilation; `groups` splits the channels into groups convolved apart
+/// (C and out_channels divisible by it; groups = C is a depthwise convolution). Output:
+/// [N, out_channels, (H + 2p - d(kH - 1) - 1)/s + 1, (W + 2p - d(kW - 1) - 1)/s + 1].
+TINYNET_OP Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), int stride = 1,
+                         int padding = 0, int dilation = 1, int groups = 1);
+
+/// relu(conv2d(...)) in one op (PyTorch's fused ConvReLU2d): the same values and
+/// gradients, without a pass over the output for the ReLU and one for its gradient.
+/// nn::Sequential uses it for a Conv2d followed by a ReLU.
+TINYNET_OP Tensor conv2d_relu(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), int stride = 1,
+                              int padding = 0, int dilation = 1, int groups = 1);
+
+}  // namespace tinynet
+
+#if !defined(TINYNET_OPS_DECLARED_ONLY)
+
 #include "tinynet/amp/autocast.hpp"
 #include "tinynet/backend/bf16_activations.hpp"
 #include "tinynet/backend/cpu/conv2d.hpp"
 #include "tinynet/backend/cuda/conv2d.hpp"  // empty in builds without CUDA
-#include "tinynet/core/creation.hpp"
-#include "tinynet/ops/cast.hpp"
 #include "tinynet/ops/common.hpp"
 
 namespace tinynet {
@@ -169,22 +191,16 @@ inline Tensor conv2d_impl(const Tensor& x, const Tensor& weight, const Tensor& b
 
 }  // namespace ops::detail
 
-/// 2-d convolution (cross-correlation, as PyTorch's F.conv2d). x: [N, C, H, W], weight:
-/// [out_channels, C / groups, kH, kW], bias: [out_channels] or undefined. Square stride,
-/// zero padding and dilation; `groups` splits the channels into groups convolved apart
-/// (C and out_channels divisible by it; groups = C is a depthwise convolution). Output:
-/// [N, out_channels, (H + 2p - d(kH - 1) - 1)/s + 1, (W + 2p - d(kW - 1) - 1)/s + 1].
-inline Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), int stride = 1,
-                     int padding = 0, int dilation = 1, int groups = 1) {
+TINYNET_OP Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding,
+                         int dilation, int groups) {
   return ops::detail::conv2d_impl(x, weight, bias, {stride, padding, dilation, groups}, false);
 }
 
-/// relu(conv2d(...)) in one op (PyTorch's fused ConvReLU2d): the same values and
-/// gradients, without a pass over the output for the ReLU and one for its gradient.
-/// nn::Sequential uses it for a Conv2d followed by a ReLU.
-inline Tensor conv2d_relu(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), int stride = 1,
-                          int padding = 0, int dilation = 1, int groups = 1) {
+TINYNET_OP Tensor conv2d_relu(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding,
+                              int dilation, int groups) {
   return ops::detail::conv2d_impl(x, weight, bias, {stride, padding, dilation, groups}, true);
 }
 
 }  // namespace tinynet
+
+#endif  // !TINYNET_OPS_DECLARED_ONLY

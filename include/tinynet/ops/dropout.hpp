@@ -2,6 +2,23 @@
 /// \file
 /// dropout (elements) and dropout2d (whole channels), scaled by 1/(1-p) in training.
 
+#include "tinynet/core/detail/tensor.hpp"
+#include "tinynet/core/random.hpp"
+
+namespace tinynet {
+
+/// Zeroes each element with probability p and scales the rest by 1/(1-p) when
+/// `training`; the identity otherwise. The mask comes from `gen`.
+TINYNET_OP Tensor dropout(const Tensor& x, double p = 0.5, bool training = true, Generator& gen = default_generator());
+
+/// Zeroes whole channels of an [N, C, ...] input with probability p (scaled by 1/(1-p)).
+TINYNET_OP Tensor dropout2d(const Tensor& x, double p = 0.5, bool training = true,
+                            Generator& gen = default_generator());
+
+}  // namespace tinynet
+
+#if !defined(TINYNET_OPS_DECLARED_ONLY)
+
 #include "tinynet/backend/cpu/dropout.hpp"
 #include "tinynet/backend/cuda/dropout.hpp"  // empty in builds without CUDA
 #include "tinynet/ops/common.hpp"
@@ -50,14 +67,11 @@ inline Tensor masked_dropout(const char* op, const Tensor& x, double p, bool tra
 
 }  // namespace ops::detail
 
-/// Zeroes each element with probability p and scales the rest by 1/(1-p) when
-/// `training`; the identity otherwise. The mask comes from `gen`.
-inline Tensor dropout(const Tensor& x, double p = 0.5, bool training = true, Generator& gen = default_generator()) {
+TINYNET_OP Tensor dropout(const Tensor& x, double p, bool training, Generator& gen) {
   return ops::detail::masked_dropout("dropout", x, p, training, x.defined() ? x.numel() : 0, gen);
 }
 
-/// Zeroes whole channels of an [N, C, ...] input with probability p (scaled by 1/(1-p)).
-inline Tensor dropout2d(const Tensor& x, double p = 0.5, bool training = true, Generator& gen = default_generator()) {
+TINYNET_OP Tensor dropout2d(const Tensor& x, double p, bool training, Generator& gen) {
   TINYNET_CHECK(ShapeError, !x.defined() || x.dim() == 3 || x.dim() == 4,
                 "dropout2d: expected input of rank 3 or 4 (N, C, H[, W]), got shape ",
                 x.defined() ? x.shape().str() : "undefined");
@@ -65,3 +79,5 @@ inline Tensor dropout2d(const Tensor& x, double p = 0.5, bool training = true, G
 }
 
 }  // namespace tinynet
+
+#endif  // !TINYNET_OPS_DECLARED_ONLY

@@ -9,16 +9,98 @@
 #include <optional>
 #include <string_view>
 
-#include "tinynet/backend/cpu/elementwise.hpp"
-#include "tinynet/backend/cuda/elementwise.hpp"  // empty in builds without CUDA
-#include "tinynet/backend/elementwise.hpp"
+#include "tinynet/core/detail/tensor.hpp"
 #include "tinynet/ops/cast.hpp"
-#include "tinynet/ops/common.hpp"
 
 namespace tinynet {
 
 /// The numpy-style broadcast of two shapes; ShapeError naming both when they do not fit.
-inline Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+TINYNET_OP Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+
+/// a + b, broadcasting.
+TINYNET_OP Tensor add(const Tensor& a, const Tensor& b);
+
+/// a - b, broadcasting.
+TINYNET_OP Tensor sub(const Tensor& a, const Tensor& b);
+
+/// a * b elementwise, broadcasting.
+TINYNET_OP Tensor mul(const Tensor& a, const Tensor& b);
+
+/// a / b elementwise, broadcasting.
+TINYNET_OP Tensor div(const Tensor& a, const Tensor& b);
+
+/// The larger of a and b elementwise, broadcasting (NaN if either is); a tie sends half the
+/// gradient to each.
+TINYNET_OP Tensor maximum(const Tensor& a, const Tensor& b);
+
+/// The smaller of a and b elementwise, as maximum.
+TINYNET_OP Tensor minimum(const Tensor& a, const Tensor& b);
+TINYNET_OP Tensor neg(const Tensor& x);
+
+/// max(x, 0)
+TINYNET_OP Tensor relu(const Tensor& x);
+
+/// 1 / (1 + e^-x)
+TINYNET_OP Tensor sigmoid(const Tensor& x);
+
+/// x where x > 0, negative_slope * x elsewhere (PyTorch's F.leaky_relu).
+TINYNET_OP Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
+
+/// x * sigmoid(x) (also called swish).
+TINYNET_OP Tensor silu(const Tensor& x);
+
+/// x * P(X <= x), X standard normal: approximate = "none" computes it through erf, "tanh"
+/// through PyTorch's tanh approximation. Requires: approximate is "none" or "tanh".
+TINYNET_OP Tensor gelu(const Tensor& x, std::string_view approximate = "none");
+TINYNET_OP Tensor tanh(const Tensor& x);
+TINYNET_OP Tensor exp(const Tensor& x);
+TINYNET_OP Tensor log(const Tensor& x);
+
+/// |x|; its gradient is sign(x), 0 at 0.
+TINYNET_OP Tensor abs(const Tensor& x);
+
+/// The square root; its gradient 1 / (2 sqrt(x)) is infinite at 0.
+TINYNET_OP Tensor sqrt(const Tensor& x);
+
+/// x clamped to [min, max] (to max where min > max; NaN stays NaN); either bound may be
+/// omitted, not both. The gradient passes where min <= x <= max, as PyTorch's.
+TINYNET_OP Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> max);
+
+/// clamp(x, min, none): max(x, min).
+TINYNET_OP Tensor clamp_min(const Tensor& x, double min);
+
+/// clamp(x, none, max): min(x, max).
+TINYNET_OP Tensor clamp_max(const Tensor& x, double max);
+
+/// x^p elementwise.
+TINYNET_OP Tensor pow(const Tensor& x, double p);
+TINYNET_OP Tensor add(const Tensor& x, double s);
+TINYNET_OP Tensor mul(const Tensor& x, double s);
+TINYNET_OP Tensor operator+(const Tensor& a, const Tensor& b);
+TINYNET_OP Tensor operator-(const Tensor& a, const Tensor& b);
+TINYNET_OP Tensor operator*(const Tensor& a, const Tensor& b);
+TINYNET_OP Tensor operator/(const Tensor& a, const Tensor& b);
+TINYNET_OP Tensor operator-(const Tensor& x);
+TINYNET_OP Tensor operator+(const Tensor& x, double s);
+TINYNET_OP Tensor operator+(double s, const Tensor& x);
+TINYNET_OP Tensor operator-(const Tensor& x, double s);
+TINYNET_OP Tensor operator-(double s, const Tensor& x);
+TINYNET_OP Tensor operator*(const Tensor& x, double s);
+TINYNET_OP Tensor operator*(double s, const Tensor& x);
+TINYNET_OP Tensor operator/(const Tensor& x, double s);
+
+}  // namespace tinynet
+
+#if !defined(TINYNET_OPS_DECLARED_ONLY)
+
+#include "tinynet/backend/cpu/elementwise.hpp"
+#include "tinynet/backend/cuda/elementwise.hpp"  // empty in builds without CUDA
+#include "tinynet/backend/elementwise.hpp"
+#include "tinynet/ops/common.hpp"
+
+namespace tinynet {
+
+TINYNET_OP Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   const int r = std::max(a.rank(), b.rank());
   Shape out;
   for (int i = 0; i < r; ++i) {
@@ -151,76 +233,90 @@ Tensor unary(const Tensor& x, Op op = {}) {
 
 }  // namespace ops::detail
 
-/// a + b, broadcasting.
-inline Tensor add(const Tensor& a, const Tensor& b) { return ops::detail::binary(ops::detail::Binary::add, a, b); }
-/// a - b, broadcasting.
-inline Tensor sub(const Tensor& a, const Tensor& b) { return ops::detail::binary(ops::detail::Binary::sub, a, b); }
-/// a * b elementwise, broadcasting.
-inline Tensor mul(const Tensor& a, const Tensor& b) { return ops::detail::binary(ops::detail::Binary::mul, a, b); }
-/// a / b elementwise, broadcasting.
-inline Tensor div(const Tensor& a, const Tensor& b) { return ops::detail::binary(ops::detail::Binary::div, a, b); }
-/// The larger of a and b elementwise, broadcasting (NaN if either is); a tie sends half the
-/// gradient to each.
-inline Tensor maximum(const Tensor& a, const Tensor& b) {
+TINYNET_OP Tensor add(const Tensor& a, const Tensor& b) { return ops::detail::binary(ops::detail::Binary::add, a, b); }
+
+TINYNET_OP Tensor sub(const Tensor& a, const Tensor& b) { return ops::detail::binary(ops::detail::Binary::sub, a, b); }
+
+TINYNET_OP Tensor mul(const Tensor& a, const Tensor& b) { return ops::detail::binary(ops::detail::Binary::mul, a, b); }
+
+TINYNET_OP Tensor div(const Tensor& a, const Tensor& b) { return ops::detail::binary(ops::detail::Binary::div, a, b); }
+
+TINYNET_OP Tensor maximum(const Tensor& a, const Tensor& b) {
   return ops::detail::binary(ops::detail::Binary::maximum, a, b);
 }
-/// The smaller of a and b elementwise, as maximum.
-inline Tensor minimum(const Tensor& a, const Tensor& b) {
+
+TINYNET_OP Tensor minimum(const Tensor& a, const Tensor& b) {
   return ops::detail::binary(ops::detail::Binary::minimum, a, b);
 }
 
-inline Tensor neg(const Tensor& x) { return ops::detail::unary<backend::Neg>(x); }
-/// max(x, 0)
-inline Tensor relu(const Tensor& x) { return ops::detail::unary<backend::Relu>(x); }
-/// 1 / (1 + e^-x)
-inline Tensor sigmoid(const Tensor& x) { return ops::detail::unary<backend::Sigmoid>(x); }
-/// x where x > 0, negative_slope * x elsewhere (PyTorch's F.leaky_relu).
-inline Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01) {
+TINYNET_OP Tensor neg(const Tensor& x) { return ops::detail::unary<backend::Neg>(x); }
+
+TINYNET_OP Tensor relu(const Tensor& x) { return ops::detail::unary<backend::Relu>(x); }
+
+TINYNET_OP Tensor sigmoid(const Tensor& x) { return ops::detail::unary<backend::Sigmoid>(x); }
+
+TINYNET_OP Tensor leaky_relu(const Tensor& x, double negative_slope) {
   return ops::detail::unary(x, backend::LeakyRelu{negative_slope});
 }
-/// x * sigmoid(x) (also called swish).
-inline Tensor silu(const Tensor& x) { return ops::detail::unary<backend::Silu>(x); }
-/// x * P(X <= x), X standard normal: approximate = "none" computes it through erf, "tanh"
-/// through PyTorch's tanh approximation. Requires: approximate is "none" or "tanh".
-inline Tensor gelu(const Tensor& x, std::string_view approximate = "none") {
+
+TINYNET_OP Tensor silu(const Tensor& x) { return ops::detail::unary<backend::Silu>(x); }
+
+TINYNET_OP Tensor gelu(const Tensor& x, std::string_view approximate) {
   TINYNET_CHECK(ValueError, approximate == "none" || approximate == "tanh",
                 "gelu: approximate must be 'none' or 'tanh', got '", approximate, "'");
   return ops::detail::unary(x, backend::Gelu{approximate == "tanh"});
 }
-inline Tensor tanh(const Tensor& x) { return ops::detail::unary<backend::Tanh>(x); }
-inline Tensor exp(const Tensor& x) { return ops::detail::unary<backend::Exp>(x); }
-inline Tensor log(const Tensor& x) { return ops::detail::unary<backend::Log>(x); }
-/// |x|; its gradient is sign(x), 0 at 0.
-inline Tensor abs(const Tensor& x) { return ops::detail::unary<backend::Abs>(x); }
-/// The square root; its gradient 1 / (2 sqrt(x)) is infinite at 0.
-inline Tensor sqrt(const Tensor& x) { return ops::detail::unary<backend::Sqrt>(x); }
-/// x clamped to [min, max] (to max where min > max; NaN stays NaN); either bound may be
-/// omitted, not both. The gradient passes where min <= x <= max, as PyTorch's.
-inline Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> max) {
+
+TINYNET_OP Tensor tanh(const Tensor& x) { return ops::detail::unary<backend::Tanh>(x); }
+
+TINYNET_OP Tensor exp(const Tensor& x) { return ops::detail::unary<backend::Exp>(x); }
+
+TINYNET_OP Tensor log(const Tensor& x) { return ops::detail::unary<backend::Log>(x); }
+
+TINYNET_OP Tensor abs(const Tensor& x) { return ops::detail::unary<backend::Abs>(x); }
+
+TINYNET_OP Tensor sqrt(const Tensor& x) { return ops::detail::unary<backend::Sqrt>(x); }
+
+TINYNET_OP Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> max) {
   TINYNET_CHECK(ValueError, min || max, "clamp: at least one of min and max must be given");
   return ops::detail::unary(x, backend::Clamp{min.value_or(-std::numeric_limits<double>::infinity()),
                                               max.value_or(std::numeric_limits<double>::infinity())});
 }
-/// clamp(x, min, none): max(x, min).
-inline Tensor clamp_min(const Tensor& x, double min) { return clamp(x, min, std::nullopt); }
-/// clamp(x, none, max): min(x, max).
-inline Tensor clamp_max(const Tensor& x, double max) { return clamp(x, std::nullopt, max); }
-/// x^p elementwise.
-inline Tensor pow(const Tensor& x, double p) { return ops::detail::unary(x, backend::PowScalar{p}); }
-inline Tensor add(const Tensor& x, double s) { return ops::detail::unary(x, backend::AddScalar{s}); }
-inline Tensor mul(const Tensor& x, double s) { return ops::detail::unary(x, backend::MulScalar{s}); }
 
-inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
-inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
-inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
-inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-inline Tensor operator-(const Tensor& x) { return neg(x); }
-inline Tensor operator+(const Tensor& x, double s) { return add(x, s); }
-inline Tensor operator+(double s, const Tensor& x) { return add(x, s); }
-inline Tensor operator-(const Tensor& x, double s) { return add(x, -s); }
-inline Tensor operator-(double s, const Tensor& x) { return add(neg(x), s); }
-inline Tensor operator*(const Tensor& x, double s) { return mul(x, s); }
-inline Tensor operator*(double s, const Tensor& x) { return mul(x, s); }
-inline Tensor operator/(const Tensor& x, double s) { return mul(x, 1.0 / s); }
+TINYNET_OP Tensor clamp_min(const Tensor& x, double min) { return clamp(x, min, std::nullopt); }
+
+TINYNET_OP Tensor clamp_max(const Tensor& x, double max) { return clamp(x, std::nullopt, max); }
+
+TINYNET_OP Tensor pow(const Tensor& x, double p) { return ops::detail::unary(x, backend::PowScalar{p}); }
+
+TINYNET_OP Tensor add(const Tensor& x, double s) { return ops::detail::unary(x, backend::AddScalar{s}); }
+
+TINYNET_OP Tensor mul(const Tensor& x, double s) { return ops::detail::unary(x, backend::MulScalar{s}); }
+
+TINYNET_OP Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+
+TINYNET_OP Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+
+TINYNET_OP Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+
+TINYNET_OP Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+
+TINYNET_OP Tensor operator-(const Tensor& x) { return neg(x); }
+
+TINYNET_OP Tensor operator+(const Tensor& x, double s) { return add(x, s); }
+
+TINYNET_OP Tensor operator+(double s, const Tensor& x) { return add(x, s); }
+
+TINYNET_OP Tensor operator-(const Tensor& x, double s) { return add(x, -s); }
+
+TINYNET_OP Tensor operator-(double s, const Tensor& x) { return add(neg(x), s); }
+
+TINYNET_OP Tensor operator*(const Tensor& x, double s) { return mul(x, s); }
+
+TINYNET_OP Tensor operator*(double s, const Tensor& x) { return mul(x, s); }
+
+TINYNET_OP Tensor operator/(const Tensor& x, double s) { return mul(x, 1.0 / s); }
 
 }  // namespace tinynet
+
+#endif  // !TINYNET_OPS_DECLARED_ONLY

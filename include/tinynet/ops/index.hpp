@@ -3,9 +3,23 @@
 /// index_select: the entries of a dim picked by an index tensor, into a new tensor; recorded
 /// on the tape. Kernels: index_select_forward / _backward (backend/view.hpp).
 
-#include "tinynet/ops/common.hpp"
+#include "tinynet/core/detail/tensor.hpp"
 #include "tinynet/ops/reduce.hpp"
 #include "tinynet/ops/view.hpp"
+
+namespace tinynet {
+
+/// The entries of x along `dim` at the positions `index` holds (a 1-d int64 or int32 tensor
+/// on x's device; repeats allowed), in that order: a new tensor whose `dim` has
+/// index.numel() entries. An index outside [0, x.size(dim)) is an IndexError (on a CUDA
+/// device, at the next synchronisation). The gradient adds up over repeated indices.
+TINYNET_OP Tensor index_select(const Tensor& x, int dim, const Tensor& index);
+
+}  // namespace tinynet
+
+#if !defined(TINYNET_OPS_DECLARED_ONLY)
+
+#include "tinynet/ops/common.hpp"
 
 namespace tinynet {
 
@@ -39,11 +53,7 @@ class IndexSelectNode final : public autograd::Node {
 
 }  // namespace ops::detail
 
-/// The entries of x along `dim` at the positions `index` holds (a 1-d int64 or int32 tensor
-/// on x's device; repeats allowed), in that order: a new tensor whose `dim` has
-/// index.numel() entries. An index outside [0, x.size(dim)) is an IndexError (on a CUDA
-/// device, at the next synchronisation). The gradient adds up over repeated indices.
-inline Tensor index_select(const Tensor& x, int dim, const Tensor& index) {
+TINYNET_OP Tensor index_select(const Tensor& x, int dim, const Tensor& index) {
   using namespace ops::detail;
   TINYNET_CHECK(Error, x.defined() && index.defined(), "index_select: an operand is an undefined tensor");
   TINYNET_CHECK(TypeError, index.dtype() == DType::int64 || index.dtype() == DType::int32,
@@ -70,3 +80,5 @@ inline Tensor index_select(const Tensor& x, int dim, const Tensor& index) {
 }
 
 }  // namespace tinynet
+
+#endif  // !TINYNET_OPS_DECLARED_ONLY

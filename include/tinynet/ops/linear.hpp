@@ -2,11 +2,25 @@
 /// \file
 /// linear (x W^T + b) and matmul.
 
+#include "tinynet/core/detail/tensor.hpp"
+#include "tinynet/ops/cast.hpp"
+
+namespace tinynet {
+
+/// y = x W^T + b, x: [N, in], weight: [out, in], bias: [out] or undefined.
+TINYNET_OP Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+
+/// Matrix product of a [M, K] and b [K, N].
+TINYNET_OP Tensor matmul(const Tensor& a, const Tensor& b);
+
+}  // namespace tinynet
+
+#if !defined(TINYNET_OPS_DECLARED_ONLY)
+
 #include "tinynet/amp/autocast.hpp"
 #include "tinynet/backend/bf16_activations.hpp"
 #include "tinynet/backend/cpu/linear.hpp"
 #include "tinynet/backend/cuda/linear.hpp"  // empty in builds without CUDA
-#include "tinynet/ops/cast.hpp"
 #include "tinynet/ops/common.hpp"
 
 namespace tinynet {
@@ -90,8 +104,7 @@ inline bool linear_takes_bf16(const Tensor& x, const Tensor& weight, const Tenso
 
 }  // namespace ops::detail
 
-/// y = x W^T + b, x: [N, in], weight: [out, in], bias: [out] or undefined.
-inline Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor()) {
+TINYNET_OP Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   using namespace ops::detail;
   const bool bf16 = bf16_activation(x);
   if (bf16 && !linear_takes_bf16(x, weight, bias))
@@ -122,8 +135,7 @@ inline Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias =
   return y;
 }
 
-/// Matrix product of a [M, K] and b [K, N].
-inline Tensor matmul(const Tensor& a, const Tensor& b) {
+TINYNET_OP Tensor matmul(const Tensor& a, const Tensor& b) {
   using namespace ops::detail;
   if (bf16_activation(a) || bf16_activation(b)) {
     const auto f32 = [](const Tensor& t) { return t.dtype() == DType::bfloat16 ? cast(t, DType::float32) : t; };
@@ -147,3 +159,5 @@ inline Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 }  // namespace tinynet
+
+#endif  // !TINYNET_OPS_DECLARED_ONLY

@@ -2,8 +2,7 @@
 /// \file
 /// nll_loss and cross_entropy.
 
-#include "tinynet/backend/cpu/loss.hpp"
-#include "tinynet/backend/cuda/loss.hpp"  // empty in builds without CUDA
+#include "tinynet/core/detail/tensor.hpp"
 #include "tinynet/ops/cast.hpp"
 #include "tinynet/ops/elementwise.hpp"
 #include "tinynet/ops/reduce.hpp"
@@ -13,6 +12,25 @@ namespace tinynet {
 
 /// How a per-sample loss is reduced.
 enum class Reduction { none, mean, sum };
+
+/// Negative log-likelihood of class `target[n]` under log-probabilities `logp` [N, C].
+/// target: int64 [N] with values in [0, C).
+TINYNET_OP Tensor nll_loss(const Tensor& logp, const Tensor& target, Reduction reduction = Reduction::mean);
+
+/// nll_loss(log_softmax(logits, 1), target). With `label_smoothing` ε in [0, 1] (as
+/// PyTorch's), the target distribution is (1 - ε) one-hot + ε / C uniform over the C
+/// classes: per sample (1 - ε) (-logp[t]) + ε mean_c(-logp[c]), reduced as `reduction` says.
+TINYNET_OP Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction = Reduction::mean,
+                                double label_smoothing = 0.0);
+
+}  // namespace tinynet
+
+#if !defined(TINYNET_OPS_DECLARED_ONLY)
+
+#include "tinynet/backend/cpu/loss.hpp"
+#include "tinynet/backend/cuda/loss.hpp"  // empty in builds without CUDA
+
+namespace tinynet {
 
 namespace ops::detail {
 
@@ -41,9 +59,7 @@ class NllLossNode final : public autograd::Node {
 
 }  // namespace ops::detail
 
-/// Negative log-likelihood of class `target[n]` under log-probabilities `logp` [N, C].
-/// target: int64 [N] with values in [0, C).
-inline Tensor nll_loss(const Tensor& logp, const Tensor& target, Reduction reduction = Reduction::mean) {
+TINYNET_OP Tensor nll_loss(const Tensor& logp, const Tensor& target, Reduction reduction) {
   using namespace ops::detail;
   if (logp.defined() && logp.dtype() == DType::bfloat16)
     return in_float32(logp, [&](const Tensor& in) { return nll_loss(in, target, reduction); });
@@ -71,11 +87,8 @@ inline Tensor nll_loss(const Tensor& logp, const Tensor& target, Reduction reduc
   return out;
 }
 
-/// nll_loss(log_softmax(logits, 1), target). With `label_smoothing` ε in [0, 1] (as
-/// PyTorch's), the target distribution is (1 - ε) one-hot + ε / C uniform over the C
-/// classes: per sample (1 - ε) (-logp[t]) + ε mean_c(-logp[c]), reduced as `reduction` says.
-inline Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction = Reduction::mean,
-                            double label_smoothing = 0.0) {
+TINYNET_OP Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction,
+                                double label_smoothing) {
   TINYNET_CHECK(ValueError, label_smoothing >= 0.0 && label_smoothing <= 1.0,
                 "cross_entropy: label_smoothing must be in [0, 1], got ", label_smoothing);
   const Tensor logp = log_softmax(logits, 1);
@@ -89,3 +102,5 @@ inline Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reductio
 }
 
 }  // namespace tinynet
+
+#endif  // !TINYNET_OPS_DECLARED_ONLY

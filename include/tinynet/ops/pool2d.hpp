@@ -6,6 +6,27 @@
 #include <array>
 #include <cstdint>
 
+#include "tinynet/core/detail/tensor.hpp"
+
+namespace tinynet {
+
+/// Max over kernel x kernel windows; stride defaults to the kernel (stride = 0 means that).
+TINYNET_OP Tensor max_pool2d(const Tensor& x, int kernel, int stride = 0, int padding = 0);
+
+/// Mean over kernel x kernel windows; stride defaults to the kernel; zero padding counts
+/// toward the mean (PyTorch's default count_include_pad = true).
+TINYNET_OP Tensor avg_pool2d(const Tensor& x, int kernel, int stride = 0, int padding = 0);
+
+/// Mean over the windows that split each H x W plane into output_size = {OH, OW} parts, as
+/// PyTorch's F.adaptive_avg_pool2d: output row i averages input rows [floor(i H / OH),
+/// ceil((i + 1) H / OH)), columns alike; {1, 1} is global average pooling. Any sizes, an
+/// output larger than the input included. x: [N, C, H, W] -> [N, C, OH, OW].
+TINYNET_OP Tensor adaptive_avg_pool2d(const Tensor& x, std::array<std::int64_t, 2> output_size);
+
+}  // namespace tinynet
+
+#if !defined(TINYNET_OPS_DECLARED_ONLY)
+
 #include "tinynet/backend/cpu/pool2d.hpp"
 #include "tinynet/backend/cuda/pool2d.hpp"  // empty in builds without CUDA
 #include "tinynet/ops/common.hpp"
@@ -81,8 +102,7 @@ class AdaptiveAvgPool2dNode final : public autograd::Node {
 
 }  // namespace ops::detail
 
-/// Max over kernel x kernel windows; stride defaults to the kernel (stride = 0 means that).
-inline Tensor max_pool2d(const Tensor& x, int kernel, int stride = 0, int padding = 0) {
+TINYNET_OP Tensor max_pool2d(const Tensor& x, int kernel, int stride, int padding) {
   using namespace ops::detail;
   check_activation_input("max_pool2d", x);
   const auto g = pool2d_geometry("max_pool2d", x, kernel, stride == 0 ? kernel : stride, padding);
@@ -95,9 +115,7 @@ inline Tensor max_pool2d(const Tensor& x, int kernel, int stride = 0, int paddin
   return y;
 }
 
-/// Mean over kernel x kernel windows; stride defaults to the kernel; zero padding counts
-/// toward the mean (PyTorch's default count_include_pad = true).
-inline Tensor avg_pool2d(const Tensor& x, int kernel, int stride = 0, int padding = 0) {
+TINYNET_OP Tensor avg_pool2d(const Tensor& x, int kernel, int stride, int padding) {
   using namespace ops::detail;
   check_activation_input("avg_pool2d", x);
   const auto g = pool2d_geometry("avg_pool2d", x, kernel, stride == 0 ? kernel : stride, padding);
@@ -108,11 +126,7 @@ inline Tensor avg_pool2d(const Tensor& x, int kernel, int stride = 0, int paddin
   return y;
 }
 
-/// Mean over the windows that split each H x W plane into output_size = {OH, OW} parts, as
-/// PyTorch's F.adaptive_avg_pool2d: output row i averages input rows [floor(i H / OH),
-/// ceil((i + 1) H / OH)), columns alike; {1, 1} is global average pooling. Any sizes, an
-/// output larger than the input included. x: [N, C, H, W] -> [N, C, OH, OW].
-inline Tensor adaptive_avg_pool2d(const Tensor& x, std::array<std::int64_t, 2> output_size) {
+TINYNET_OP Tensor adaptive_avg_pool2d(const Tensor& x, std::array<std::int64_t, 2> output_size) {
   using namespace ops::detail;
   constexpr const char* op = "adaptive_avg_pool2d";
   check_activation_input(op, x);
@@ -129,3 +143,5 @@ inline Tensor adaptive_avg_pool2d(const Tensor& x, std::array<std::int64_t, 2> o
 }
 
 }  // namespace tinynet
+
+#endif  // !TINYNET_OPS_DECLARED_ONLY

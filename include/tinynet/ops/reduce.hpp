@@ -2,9 +2,58 @@
 /// \file
 /// Reductions over everything or one dim: sum and mean, amax and amin, argmax and argmin.
 
+#include "tinynet/core/detail/tensor.hpp"
+#include "tinynet/ops/cast.hpp"
+
+namespace tinynet {
+
+/// Sum of all elements (a scalar). int32, int64 and bool tensors sum to int64: sum(eq(pred,
+/// target)) counts the matches.
+TINYNET_OP Tensor sum(const Tensor& x);
+
+/// Sum over `dim` (negative counts from the end); `keepdim` keeps it with extent 1.
+/// int32, int64 and bool tensors sum to int64.
+TINYNET_OP Tensor sum(const Tensor& x, int dim, bool keepdim = false);
+
+/// Mean of all elements (a scalar).
+TINYNET_OP Tensor mean(const Tensor& x);
+
+/// Mean over `dim`.
+TINYNET_OP Tensor mean(const Tensor& x, int dim, bool keepdim = false);
+
+/// The largest value along `dim` (negative counts from the end), `keepdim` keeping it with
+/// extent 1; NaN where any is NaN. The gradient is shared evenly among the entries equal to
+/// the result (PyTorch's amax). Takes float32, float64, int32, int64 and bool; bfloat16 through float32 (exact).
+TINYNET_OP Tensor amax(const Tensor& x, int dim, bool keepdim = false);
+
+/// The smallest value along `dim`, as amax.
+TINYNET_OP Tensor amin(const Tensor& x, int dim, bool keepdim = false);
+
+/// The largest of all elements (a scalar), as amax over every dim.
+TINYNET_OP Tensor amax(const Tensor& x);
+
+/// The smallest of all elements (a scalar).
+TINYNET_OP Tensor amin(const Tensor& x);
+
+/// Index of the largest element along `dim` (int64, not differentiable; the first one on
+/// ties, the first NaN if any). Takes float32, float64, int32, int64 and bfloat16 tensors.
+TINYNET_OP Tensor argmax(const Tensor& x, int dim, bool keepdim = false);
+
+/// Index of the smallest element along `dim`, as argmax.
+TINYNET_OP Tensor argmin(const Tensor& x, int dim, bool keepdim = false);
+
+/// Index of the largest element of x flattened (a scalar).
+TINYNET_OP Tensor argmax(const Tensor& x);
+
+/// Index of the smallest element of x flattened (a scalar).
+TINYNET_OP Tensor argmin(const Tensor& x);
+
+}  // namespace tinynet
+
+#if !defined(TINYNET_OPS_DECLARED_ONLY)
+
 #include "tinynet/backend/cpu/reduce.hpp"
 #include "tinynet/backend/cuda/reduce.hpp"  // empty in builds without CUDA
-#include "tinynet/ops/cast.hpp"
 #include "tinynet/ops/common.hpp"
 
 namespace tinynet {
@@ -151,70 +200,64 @@ inline Tensor arg_extremum(const char* op, backend::Extremum e, const Tensor& x,
 
 }  // namespace ops::detail
 
-/// Sum of all elements (a scalar). int32, int64 and bool tensors sum to int64: sum(eq(pred,
-/// target)) counts the matches.
-inline Tensor sum(const Tensor& x) {
+TINYNET_OP Tensor sum(const Tensor& x) {
   return ops::detail::in_float32(
       x, [&](const Tensor& in) { return ops::detail::reduce_sum("sum", in, 0, true, false, false); });
 }
-/// Sum over `dim` (negative counts from the end); `keepdim` keeps it with extent 1.
-/// int32, int64 and bool tensors sum to int64.
-inline Tensor sum(const Tensor& x, int dim, bool keepdim = false) {
+
+TINYNET_OP Tensor sum(const Tensor& x, int dim, bool keepdim) {
   return ops::detail::in_float32(
       x, [&](const Tensor& in) { return ops::detail::reduce_sum("sum", in, dim, false, keepdim, false); });
 }
-/// Mean of all elements (a scalar).
-inline Tensor mean(const Tensor& x) {
+
+TINYNET_OP Tensor mean(const Tensor& x) {
   return ops::detail::in_float32(
       x, [&](const Tensor& in) { return ops::detail::reduce_sum("mean", in, 0, true, false, true); });
 }
-/// Mean over `dim`.
-inline Tensor mean(const Tensor& x, int dim, bool keepdim = false) {
+
+TINYNET_OP Tensor mean(const Tensor& x, int dim, bool keepdim) {
   return ops::detail::in_float32(
       x, [&](const Tensor& in) { return ops::detail::reduce_sum("mean", in, dim, false, keepdim, true); });
 }
 
-/// The largest value along `dim` (negative counts from the end), `keepdim` keeping it with
-/// extent 1; NaN where any is NaN. The gradient is shared evenly among the entries equal to
-/// the result (PyTorch's amax). Takes float32, float64, int32, int64 and bool; bfloat16 through float32 (exact).
-inline Tensor amax(const Tensor& x, int dim, bool keepdim = false) {
+TINYNET_OP Tensor amax(const Tensor& x, int dim, bool keepdim) {
   return ops::detail::in_float32(x, [&](const Tensor& in) {
     return ops::detail::extremum("amax", backend::Extremum::max, in, dim, false, keepdim);
   });
 }
-/// The smallest value along `dim`, as amax.
-inline Tensor amin(const Tensor& x, int dim, bool keepdim = false) {
+
+TINYNET_OP Tensor amin(const Tensor& x, int dim, bool keepdim) {
   return ops::detail::in_float32(x, [&](const Tensor& in) {
     return ops::detail::extremum("amin", backend::Extremum::min, in, dim, false, keepdim);
   });
 }
-/// The largest of all elements (a scalar), as amax over every dim.
-inline Tensor amax(const Tensor& x) {
+
+TINYNET_OP Tensor amax(const Tensor& x) {
   return ops::detail::in_float32(
       x, [&](const Tensor& in) { return ops::detail::extremum("amax", backend::Extremum::max, in, 0, true, false); });
 }
-/// The smallest of all elements (a scalar).
-inline Tensor amin(const Tensor& x) {
+
+TINYNET_OP Tensor amin(const Tensor& x) {
   return ops::detail::in_float32(
       x, [&](const Tensor& in) { return ops::detail::extremum("amin", backend::Extremum::min, in, 0, true, false); });
 }
 
-/// Index of the largest element along `dim` (int64, not differentiable; the first one on
-/// ties, the first NaN if any). Takes float32, float64, int32, int64 and bfloat16 tensors.
-inline Tensor argmax(const Tensor& x, int dim, bool keepdim = false) {
+TINYNET_OP Tensor argmax(const Tensor& x, int dim, bool keepdim) {
   return ops::detail::arg_extremum("argmax", backend::Extremum::max, x, dim, false, keepdim);
 }
-/// Index of the smallest element along `dim`, as argmax.
-inline Tensor argmin(const Tensor& x, int dim, bool keepdim = false) {
+
+TINYNET_OP Tensor argmin(const Tensor& x, int dim, bool keepdim) {
   return ops::detail::arg_extremum("argmin", backend::Extremum::min, x, dim, false, keepdim);
 }
-/// Index of the largest element of x flattened (a scalar).
-inline Tensor argmax(const Tensor& x) {
+
+TINYNET_OP Tensor argmax(const Tensor& x) {
   return ops::detail::arg_extremum("argmax", backend::Extremum::max, x, 0, true, false);
 }
-/// Index of the smallest element of x flattened (a scalar).
-inline Tensor argmin(const Tensor& x) {
+
+TINYNET_OP Tensor argmin(const Tensor& x) {
   return ops::detail::arg_extremum("argmin", backend::Extremum::min, x, 0, true, false);
 }
 
 }  // namespace tinynet
+
+#endif  // !TINYNET_OPS_DECLARED_ONLY

@@ -2,10 +2,24 @@
 /// \file
 /// softmax and log_softmax over one dim (numerically stable: the max is subtracted first).
 
-#include "tinynet/backend/cpu/softmax.hpp"
-#include "tinynet/backend/cuda/softmax.hpp"  // empty in builds without CUDA
+#include "tinynet/core/detail/tensor.hpp"
 #include "tinynet/ops/cast.hpp"
 #include "tinynet/ops/reduce.hpp"
+
+namespace tinynet {
+
+/// exp(x) / sum(exp(x)) along `dim`.
+TINYNET_OP Tensor softmax(const Tensor& x, int dim);
+
+/// x - log(sum(exp(x))) along `dim`, computed without overflow for large |x|.
+TINYNET_OP Tensor log_softmax(const Tensor& x, int dim);
+
+}  // namespace tinynet
+
+#if !defined(TINYNET_OPS_DECLARED_ONLY)
+
+#include "tinynet/backend/cpu/softmax.hpp"
+#include "tinynet/backend/cuda/softmax.hpp"  // empty in builds without CUDA
 
 namespace tinynet {
 
@@ -46,13 +60,14 @@ inline Tensor softmax_impl(const Tensor& x, int dim, bool log) {
 
 }  // namespace ops::detail
 
-/// exp(x) / sum(exp(x)) along `dim`.
-inline Tensor softmax(const Tensor& x, int dim) {
+TINYNET_OP Tensor softmax(const Tensor& x, int dim) {
   return ops::detail::in_float32(x, [&](const Tensor& in) { return ops::detail::softmax_impl(in, dim, false); });
 }
-/// x - log(sum(exp(x))) along `dim`, computed without overflow for large |x|.
-inline Tensor log_softmax(const Tensor& x, int dim) {
+
+TINYNET_OP Tensor log_softmax(const Tensor& x, int dim) {
   return ops::detail::in_float32(x, [&](const Tensor& in) { return ops::detail::softmax_impl(in, dim, true); });
 }
 
 }  // namespace tinynet
+
+#endif  // !TINYNET_OPS_DECLARED_ONLY

@@ -4,6 +4,24 @@
 /// narrow / select / permute / transpose, which copy (tinynet tensors are contiguous). All
 /// recorded on the tape; the copies run strided_copy (backend/view.hpp).
 
+#include "tinynet/core/detail/tensor.hpp"
+
+namespace tinynet {
+
+/// Free-function spellings, as in torch.
+TINYNET_OP Tensor reshape(const Tensor& x, const Shape& shape);
+TINYNET_OP Tensor flatten(const Tensor& x, int start_dim = 0, int end_dim = -1);
+TINYNET_OP Tensor unsqueeze(const Tensor& x, int dim);
+TINYNET_OP Tensor squeeze(const Tensor& x, int dim);
+TINYNET_OP Tensor narrow(const Tensor& x, int dim, std::int64_t start, std::int64_t length);
+TINYNET_OP Tensor select(const Tensor& x, int dim, std::int64_t index);
+TINYNET_OP Tensor transpose(const Tensor& x, int dim0, int dim1);
+TINYNET_OP Tensor permute(const Tensor& x, std::initializer_list<std::int64_t> dims);
+
+}  // namespace tinynet
+
+#if !defined(TINYNET_OPS_DECLARED_ONLY)
+
 #include "tinynet/backend/cpu/elementwise.hpp"
 #include "tinynet/backend/cpu/view.hpp"
 #include "tinynet/backend/cuda/elementwise.hpp"  // empty in builds without CUDA
@@ -152,7 +170,7 @@ inline Tensor permuted(const char* op, const Tensor& x, std::span<const std::int
 
 }  // namespace ops::detail
 
-inline Tensor Tensor::unsqueeze(int dim) const {
+TINYNET_OP Tensor Tensor::unsqueeze(int dim) const {
   const int d = ops::detail::wrap_dim("unsqueeze", shape(), dim, 1);
   Shape out;
   for (int i = 0; i < this->dim(); ++i) {
@@ -163,7 +181,7 @@ inline Tensor Tensor::unsqueeze(int dim) const {
   return ops::detail::view_as_shape(*this, out);
 }
 
-inline Tensor Tensor::squeeze(int dim) const {
+TINYNET_OP Tensor Tensor::squeeze(int dim) const {
   const int d = ops::detail::wrap_dim("squeeze", shape(), dim);
   Shape out;
   for (int i = 0; i < this->dim(); ++i)
@@ -171,14 +189,14 @@ inline Tensor Tensor::squeeze(int dim) const {
   return ops::detail::view_as_shape(*this, out);
 }
 
-inline Tensor Tensor::squeeze() const {
+TINYNET_OP Tensor Tensor::squeeze() const {
   Shape out;
   for (std::int64_t e : shape())
     if (e != 1) out.push_back(e);
   return ops::detail::view_as_shape(*this, out);
 }
 
-inline Tensor Tensor::narrow(int dim, std::int64_t start, std::int64_t length) const {
+TINYNET_OP Tensor Tensor::narrow(int dim, std::int64_t start, std::int64_t length) const {
   const int d = ops::detail::wrap_dim("narrow", shape(), dim);
   const std::int64_t n = shape()[d], from = start < 0 ? start + n : start;
   TINYNET_CHECK(IndexError, from >= 0 && length >= 0 && from + length <= n, "narrow: start ", start, " and length ",
@@ -190,7 +208,7 @@ inline Tensor Tensor::narrow(int dim, std::int64_t start, std::int64_t length) c
   return ops::detail::gather_view("narrow", *this, out, from * strides[d], strides, length == n);
 }
 
-inline Tensor Tensor::select(int dim, std::int64_t index) const {
+TINYNET_OP Tensor Tensor::select(int dim, std::int64_t index) const {
   const int d = ops::detail::wrap_dim("select", shape(), dim);
   const std::int64_t n = shape()[d], at = index < 0 ? index + n : index;
   TINYNET_CHECK(IndexError, at >= 0 && at < n, "select: index ", index, " is out of range for dimension ", dim,
@@ -206,15 +224,15 @@ inline Tensor Tensor::select(int dim, std::int64_t index) const {
   return ops::detail::gather_view("select", *this, out, at * in_strides[d], strides, n == 1);
 }
 
-inline Tensor Tensor::permute(std::span<const std::int64_t> dims) const {
+TINYNET_OP Tensor Tensor::permute(std::span<const std::int64_t> dims) const {
   return ops::detail::permuted("permute", *this, dims);
 }
 
-inline Tensor Tensor::permute(std::initializer_list<std::int64_t> dims) const {
+TINYNET_OP Tensor Tensor::permute(std::initializer_list<std::int64_t> dims) const {
   return ops::detail::permuted("permute", *this, std::span<const std::int64_t>(dims.begin(), dims.size()));
 }
 
-inline Tensor Tensor::transpose(int dim0, int dim1) const {
+TINYNET_OP Tensor Tensor::transpose(int dim0, int dim1) const {
   const int a = ops::detail::wrap_dim("transpose", shape(), dim0),
             b = ops::detail::wrap_dim("transpose", shape(), dim1);
   std::int64_t dims[Shape::kMaxRank];
@@ -224,16 +242,16 @@ inline Tensor Tensor::transpose(int dim0, int dim1) const {
                                std::span<const std::int64_t>(dims, static_cast<std::size_t>(dim())));
 }
 
-inline Tensor Tensor::view(const Shape& shape) const {
+TINYNET_OP Tensor Tensor::view(const Shape& shape) const {
   return ops::detail::view_as_shape(*this, ops::detail::infer_view_shape(this->shape(), shape.dims()));
 }
 
-inline Tensor Tensor::view(std::initializer_list<std::int64_t> shape) const {
+TINYNET_OP Tensor Tensor::view(std::initializer_list<std::int64_t> shape) const {
   return ops::detail::view_as_shape(
       *this, ops::detail::infer_view_shape(this->shape(), std::span<const std::int64_t>(shape.begin(), shape.size())));
 }
 
-inline Tensor Tensor::flatten(int start_dim, int end_dim) const {
+TINYNET_OP Tensor Tensor::flatten(int start_dim, int end_dim) const {
   if (dim() == 0) return view(Shape{1});
   const int s = shape().wrap_dim(start_dim), e = shape().wrap_dim(end_dim);
   TINYNET_CHECK(ShapeError, s <= e, "flatten: start_dim ", start_dim, " comes after end_dim ", end_dim, " for shape ",
@@ -247,16 +265,24 @@ inline Tensor Tensor::flatten(int start_dim, int end_dim) const {
   return ops::detail::view_as_shape(*this, out);
 }
 
-/// Free-function spellings, as in torch.
-inline Tensor reshape(const Tensor& x, const Shape& shape) { return x.reshape(shape); }
-inline Tensor flatten(const Tensor& x, int start_dim = 0, int end_dim = -1) { return x.flatten(start_dim, end_dim); }
-inline Tensor unsqueeze(const Tensor& x, int dim) { return x.unsqueeze(dim); }
-inline Tensor squeeze(const Tensor& x, int dim) { return x.squeeze(dim); }
-inline Tensor narrow(const Tensor& x, int dim, std::int64_t start, std::int64_t length) {
+TINYNET_OP Tensor reshape(const Tensor& x, const Shape& shape) { return x.reshape(shape); }
+
+TINYNET_OP Tensor flatten(const Tensor& x, int start_dim, int end_dim) { return x.flatten(start_dim, end_dim); }
+
+TINYNET_OP Tensor unsqueeze(const Tensor& x, int dim) { return x.unsqueeze(dim); }
+
+TINYNET_OP Tensor squeeze(const Tensor& x, int dim) { return x.squeeze(dim); }
+
+TINYNET_OP Tensor narrow(const Tensor& x, int dim, std::int64_t start, std::int64_t length) {
   return x.narrow(dim, start, length);
 }
-inline Tensor select(const Tensor& x, int dim, std::int64_t index) { return x.select(dim, index); }
-inline Tensor transpose(const Tensor& x, int dim0, int dim1) { return x.transpose(dim0, dim1); }
-inline Tensor permute(const Tensor& x, std::initializer_list<std::int64_t> dims) { return x.permute(dims); }
+
+TINYNET_OP Tensor select(const Tensor& x, int dim, std::int64_t index) { return x.select(dim, index); }
+
+TINYNET_OP Tensor transpose(const Tensor& x, int dim0, int dim1) { return x.transpose(dim0, dim1); }
+
+TINYNET_OP Tensor permute(const Tensor& x, std::initializer_list<std::int64_t> dims) { return x.permute(dims); }
 
 }  // namespace tinynet
+
+#endif  // !TINYNET_OPS_DECLARED_ONLY

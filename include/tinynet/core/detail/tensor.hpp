@@ -158,18 +158,18 @@ class Tensor {
 
   // ---- shape (defined in ops/view.hpp; they record on the tape) ---------------------
   /// Same storage seen with `shape`; one extent may be -1 (inferred).
-  Tensor view(std::initializer_list<std::int64_t> shape) const;
-  Tensor view(const Shape& shape) const;
+  TINYNET_OP_ABI Tensor view(std::initializer_list<std::int64_t> shape) const;
+  TINYNET_OP_ABI Tensor view(const Shape& shape) const;
   Tensor reshape(std::initializer_list<std::int64_t> shape) const { return view(shape); }
   Tensor reshape(const Shape& shape) const { return view(shape); }
   /// Merges dims [start_dim, end_dim] into one.
-  Tensor flatten(int start_dim = 0, int end_dim = -1) const;
+  TINYNET_OP_ABI Tensor flatten(int start_dim = 0, int end_dim = -1) const;
   /// A dim of extent 1 inserted at `dim` (in [-dim()-1, dim()]); shares storage.
-  Tensor unsqueeze(int dim) const;
+  TINYNET_OP_ABI Tensor unsqueeze(int dim) const;
   /// Without dim `dim` when its extent is 1 (else the same shape); shares storage.
-  Tensor squeeze(int dim) const;
+  TINYNET_OP_ABI Tensor squeeze(int dim) const;
   /// Without every dim of extent 1; shares storage.
-  Tensor squeeze() const;
+  TINYNET_OP_ABI Tensor squeeze() const;
   /// tinynet tensors are always contiguous: this tensor itself.
   Tensor contiguous() const { return *this; }
   bool is_contiguous() const { return true; }
@@ -178,14 +178,14 @@ class Tensor {
   // tinynet tensors are contiguous, so these return new contiguous tensors rather than
   // views sharing storage as PyTorch's do: writing into the result leaves this tensor as it is.
   /// Elements [start, start + length) along `dim`; a negative start counts from the end.
-  Tensor narrow(int dim, std::int64_t start, std::int64_t length) const;
+  TINYNET_OP_ABI Tensor narrow(int dim, std::int64_t start, std::int64_t length) const;
   /// Element `index` along `dim` (negative counts from the end), that dim removed.
-  Tensor select(int dim, std::int64_t index) const;
+  TINYNET_OP_ABI Tensor select(int dim, std::int64_t index) const;
   /// The dims reordered: dim i of the result is dim dims[i] of this tensor.
-  Tensor permute(std::initializer_list<std::int64_t> dims) const;
-  Tensor permute(std::span<const std::int64_t> dims) const;
+  TINYNET_OP_ABI Tensor permute(std::initializer_list<std::int64_t> dims) const;
+  TINYNET_OP_ABI Tensor permute(std::span<const std::int64_t> dims) const;
   /// Dims dim0 and dim1 swapped.
-  Tensor transpose(int dim0, int dim1) const;
+  TINYNET_OP_ABI Tensor transpose(int dim0, int dim1) const;
 
   // ---- copies -------------------------------------------------------------------
   /// A deep copy on `device` (a new leaf, not on the tape).
