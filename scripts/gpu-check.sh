@@ -46,6 +46,8 @@ prepare() {
   [[ -d "$data/mnist" && -d "$data/fashion-mnist" ]] ||
     { echo "gpu-check: no MNIST and Fashion-MNIST in ../shared/data or ./data (TINYNET_DATA_DIR)" >&2; exit 2; }
   cp -r "$data/mnist" "$data/fashion-mnist" "$dir/data/"
+  # The commit built (the GPU machine's copy of the tree may carry no git history).
+  echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- include src examples tests bench || echo ' with changes')" > "$dir/lib/commit"
   tar -cJf "$dir/programs.tar.xz" -C "$dir" bin lib
   du -sh "$dir/programs.tar.xz" "$dir/data"
   echo "gpu-check: ready; on the GPU machine, with $dir/programs.tar.xz and $dir/data carried: scripts/gpu-check.sh run"
@@ -69,7 +71,7 @@ run() {
     ((rc == 0)) || status=1
   }
   {
-    echo "gpu-check on $(hostname), $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    echo "gpu-check on $(hostname), $(date -u +%Y-%m-%dT%H:%MZ), programs built at $(cat "$dir/lib/commit" 2>/dev/null || echo 'an unknown commit')"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 || true
     python3 -c 'import torch; print("PyTorch", torch.__version__, "CUDA", torch.version.cuda)' 2>&1 || true
   } >> "$report"

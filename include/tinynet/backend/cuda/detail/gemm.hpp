@@ -15,9 +15,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "tinynet/backend/cuda/detail/scratch.hpp"
 #include "tinynet/backend/products.hpp"
 #include "tinynet/core/bfloat16.hpp"
-#include "tinynet/core/cuda/allocator.hpp"
 #include "tinynet/core/cuda/runtime.hpp"
 
 #if defined(__CUDACC__)
@@ -57,21 +57,13 @@ struct ToBf16 {
 /// an H100 2.5 times slower than a float32 one.)
 class Bf16Copy {
  public:
-  Bf16Copy(const float* src, std::int64_t n)
-      : allocator_(cuda_allocator(tinynet::cuda::current_device())),
-        bytes_(static_cast<std::size_t>(n) * sizeof(__nv_bfloat16)),
-        data_(static_cast<__nv_bfloat16*>(allocator_.allocate(bytes_))) {
-    thrust::transform(tinynet::cuda::policy(), src, src + n, data_, ToBf16{});
+  Bf16Copy(const float* src, std::int64_t n) : copy_(n) {
+    thrust::transform(tinynet::cuda::policy(), src, src + n, copy_.data(), ToBf16{});
   }
-  ~Bf16Copy() { allocator_.deallocate(data_, bytes_); }
-  Bf16Copy(const Bf16Copy&) = delete;
-  Bf16Copy& operator=(const Bf16Copy&) = delete;
-  const __nv_bfloat16* data() const { return data_; }
+  const __nv_bfloat16* data() const { return copy_.data(); }
 
  private:
-  Allocator& allocator_;  // the one it came from, whatever device is current at the end
-  std::size_t bytes_;
-  __nv_bfloat16* data_;
+  DeviceScratch<__nv_bfloat16> copy_;
 };
 
 }  // namespace detail
