@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # The compile time and peak memory of one file of a user's project, as that project builds
-# it: Release, no other flag, linking tinynet::cpu_kernels, with tinynet found by
-# find_package (installed into a scratch prefix) and added by add_subdirectory. Only the
-# file's own compile is timed (a compiler launcher around it), not the library's.
+# it: Release, no other flag, linking tinynet::cpu_kernels (or, with --headers-only, not),
+# with tinynet found by find_package (installed into a scratch prefix) and added by
+# add_subdirectory. Only the file's own compile is timed (a compiler launcher around it),
+# not the library's.
 #
-#   bench/compile_time.sh [--tinynet DIR] [--source FILE] [--runs N]
+#   bench/compile_time.sh [--tinynet DIR] [--source FILE] [--runs N] [--headers-only]
 #
 # DIR: the tinynet source tree to measure (default: this one; a `git worktree` of another
 # commit compares the two). FILE: default examples/snippets/readme_train.cpp, the README's
 # program. Prints each run and the median wall seconds and peak resident MB per mode.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-tinynet=$here source=$here/examples/snippets/readme_train.cpp runs=3
+tinynet=$here source=$here/examples/snippets/readme_train.cpp runs=3 kernels=tinynet::cpu_kernels
 while [ $# -gt 0 ]; do
   case $1 in
     --tinynet) tinynet=$(cd "$2" && pwd); shift 2 ;;
     --source) source=$(realpath "$2"); shift 2 ;;
     --runs) runs=$2; shift 2 ;;
-    *) echo "compile_time.sh: unknown argument $1 (expected --tinynet DIR, --source FILE, --runs N)" >&2; exit 2 ;;
+    --headers-only) kernels=; shift ;;
+    *) echo "compile_time.sh: unknown argument $1 (expected --tinynet DIR, --source FILE, --runs N, --headers-only)" >&2
+       exit 2 ;;
   esac
 done
 work=$(mktemp -d)
@@ -30,19 +33,19 @@ cmake --install "$work/tinynet-build" --prefix "$work/prefix" > /dev/null
 mkdir -p "$work/package" "$work/subdirectory"
 cp "$source" "$work/package/main.cpp"
 cp "$source" "$work/subdirectory/main.cpp"
-cat > "$work/package/CMakeLists.txt" << 'EOF'
+cat > "$work/package/CMakeLists.txt" << EOF
 cmake_minimum_required(VERSION 3.21)
 project(app LANGUAGES CXX)
 find_package(tinynet CONFIG REQUIRED)
 add_executable(app main.cpp)
-target_link_libraries(app PRIVATE tinynet::tinynet tinynet::data tinynet::cpu_kernels)
+target_link_libraries(app PRIVATE tinynet::tinynet tinynet::data $kernels)
 EOF
 cat > "$work/subdirectory/CMakeLists.txt" << EOF
 cmake_minimum_required(VERSION 3.21)
 project(app LANGUAGES CXX)
 add_subdirectory($tinynet tinynet)
 add_executable(app main.cpp)
-target_link_libraries(app PRIVATE tinynet::tinynet tinynet::data tinynet::cpu_kernels)
+target_link_libraries(app PRIVATE tinynet::tinynet tinynet::data $kernels)
 EOF
 
 for mode in package subdirectory; do
