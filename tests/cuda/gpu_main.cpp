@@ -1,15 +1,25 @@
-// Catch2's runner for the GPU build of the device tests: without a usable GPU it reports
-// every test as skipped (exit code 77, CTest's SKIP_RETURN_CODE) instead of failing.
+// Catch2's main for the GPU build of the device tests, with a listener that, without a
+// usable GPU, reports every test as skipped (exit code 77, CTest's SKIP_RETURN_CODE)
+// before the first one runs, instead of failing them all.
 
-#define CATCH_CONFIG_RUNNER
+#define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <tinynet/core/cuda/runtime.hpp>
 
-int main(int argc, char** argv) {
-  if (!tinynet::cuda::is_available()) {
+namespace {
+
+struct RequireGpu : Catch::TestEventListenerBase {
+  using TestEventListenerBase::TestEventListenerBase;
+  void testRunStarting(const Catch::TestRunInfo& info) override {
+    if (tinynet::cuda::is_available()) return TestEventListenerBase::testRunStarting(info);
     std::printf("SKIPPED: no CUDA device on this machine; the device tests ran on the emulated device instead\n");
-    return 77;
+    std::fflush(stdout);
+    std::exit(77);
   }
-  return Catch::Session().run(argc, argv);
-}
+};
+
+}  // namespace
+
+CATCH_REGISTER_LISTENER(RequireGpu)
