@@ -82,8 +82,7 @@
 /// op bodies, autograd nodes or backend headers to compile) and the library's source
 /// (`TINYNET_OPS_SOURCE`) compiles them once; otherwise, and in every file that has the CUDA
 /// backend (whose ops also dispatch to the device), they are inline. The compiled ones carry
-/// an ABI tag, so that a program whose CUDA files have the inline ops links both without
-/// mixing them.
+/// an ABI tag: they never stand in for the inline ones under another build's name.
 #if defined(TINYNET_OPS_SOURCE) || (defined(TINYNET_COMPILED_ONCE_DECLARED_ONLY) && !defined(TINYNET_WITH_CUDA))
 #define TINYNET_OP_ABI [[gnu::abi_tag("cpu")]]
 #define TINYNET_OP TINYNET_OP_ABI
