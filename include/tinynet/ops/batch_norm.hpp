@@ -17,7 +17,7 @@ TINYNET_OP Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const 
 
 }  // namespace tinynet
 
-#if !defined(TINYNET_OPS_DECLARED_ONLY)
+#if !defined(TINYNET_OPS_DECLARED_ONLY)  // the bodies: core/config.hpp, TINYNET_OP
 
 #include "tinynet/backend/cpu/batch_norm.hpp"
 #include "tinynet/backend/cuda/batch_norm.hpp"  // empty in builds without CUDA

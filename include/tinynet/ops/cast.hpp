@@ -16,7 +16,7 @@ TINYNET_OP Tensor cast(const Tensor& x, DType dtype);
 
 }  // namespace tinynet
 
-#if !defined(TINYNET_OPS_DECLARED_ONLY)
+#if !defined(TINYNET_OPS_DECLARED_ONLY)  // the bodies: core/config.hpp, TINYNET_OP
 
 #include "tinynet/amp/autocast.hpp"
 #include "tinynet/backend/cpu/elementwise.hpp"

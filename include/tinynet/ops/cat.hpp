@@ -26,7 +26,7 @@ TINYNET_OP Tensor stack(std::initializer_list<Tensor> tensors, int dim = 0);
 
 }  // namespace tinynet
 
-#if !defined(TINYNET_OPS_DECLARED_ONLY)
+#if !defined(TINYNET_OPS_DECLARED_ONLY)  // the bodies: core/config.hpp, TINYNET_OP
 
 #include "tinynet/ops/common.hpp"
 

@@ -72,7 +72,7 @@ TINYNET_OP Tensor operator>=(double s, const Tensor& x);
 
 }  // namespace tinynet
 
-#if !defined(TINYNET_OPS_DECLARED_ONLY)
+#if !defined(TINYNET_OPS_DECLARED_ONLY)  // the bodies: core/config.hpp, TINYNET_OP
 
 #include "tinynet/backend/compare.hpp"
 #include "tinynet/backend/cpu/elementwise.hpp"

@@ -26,7 +26,7 @@ TINYNET_OP Tensor conv2d_relu(const Tensor& x, const Tensor& weight, const Tenso
 
 }  // namespace tinynet
 
-#if !defined(TINYNET_OPS_DECLARED_ONLY)
+#if !defined(TINYNET_OPS_DECLARED_ONLY)  // the bodies: core/config.hpp, TINYNET_OP
 
 #include "tinynet/amp/autocast.hpp"
 #include "tinynet/backend/bf16_activations.hpp"

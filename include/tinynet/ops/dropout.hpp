@@ -17,7 +17,7 @@ TINYNET_OP Tensor dropout2d(const Tensor& x, double p = 0.5, bool training = tru
 
 }  // namespace tinynet
 
-#if !defined(TINYNET_OPS_DECLARED_ONLY)
+#if !defined(TINYNET_OPS_DECLARED_ONLY)  // the bodies: core/config.hpp, TINYNET_OP
 
 #include "tinynet/backend/cpu/dropout.hpp"
 #include "tinynet/backend/cuda/dropout.hpp"  // empty in builds without CUDA

@@ -91,7 +91,7 @@ TINYNET_OP Tensor operator/(const Tensor& x, double s);
 
 }  // namespace tinynet
 
-#if !defined(TINYNET_OPS_DECLARED_ONLY)
+#if !defined(TINYNET_OPS_DECLARED_ONLY)  // the bodies: core/config.hpp, TINYNET_OP
 
 #include "tinynet/backend/cpu/elementwise.hpp"
 #include "tinynet/backend/cuda/elementwise.hpp"  // empty in builds without CUDA

@@ -17,7 +17,7 @@ TINYNET_OP Tensor index_select(const Tensor& x, int dim, const Tensor& index);
 
 }  // namespace tinynet
 
-#if !defined(TINYNET_OPS_DECLARED_ONLY)
+#if !defined(TINYNET_OPS_DECLARED_ONLY)  // the bodies: core/config.hpp, TINYNET_OP
 
 #include "tinynet/ops/common.hpp"
 

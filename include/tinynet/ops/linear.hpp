@@ -15,7 +15,7 @@ TINYNET_OP Tensor matmul(const Tensor& a, const Tensor& b);
 
 }  // namespace tinynet
 
-#if !defined(TINYNET_OPS_DECLARED_ONLY)
+#if !defined(TINYNET_OPS_DECLARED_ONLY)  // the bodies: core/config.hpp, TINYNET_OP
 
 #include "tinynet/amp/autocast.hpp"
 #include "tinynet/backend/bf16_activations.hpp"

@@ -25,7 +25,7 @@ TINYNET_OP Tensor cross_entropy(const Tensor& logits, const Tensor& target, Redu
 
 }  // namespace tinynet
 
-#if !defined(TINYNET_OPS_DECLARED_ONLY)
+#if !defined(TINYNET_OPS_DECLARED_ONLY)  // the bodies: core/config.hpp, TINYNET_OP
 
 #include "tinynet/backend/cpu/loss.hpp"
 #include "tinynet/backend/cuda/loss.hpp"  // empty in builds without CUDA

@@ -25,7 +25,7 @@ TINYNET_OP Tensor adaptive_avg_pool2d(const Tensor& x, std::array<std::int64_t, 
 
 }  // namespace tinynet
 
-#if !defined(TINYNET_OPS_DECLARED_ONLY)
+#if !defined(TINYNET_OPS_DECLARED_ONLY)  // the bodies: core/config.hpp, TINYNET_OP
 
 #include "tinynet/backend/cpu/pool2d.hpp"
 #include "tinynet/backend/cuda/pool2d.hpp"  // empty in builds without CUDA

@@ -50,7 +50,7 @@ TINYNET_OP Tensor argmin(const Tensor& x);
 
 }  // namespace tinynet
 
-#if !defined(TINYNET_OPS_DECLARED_ONLY)
+#if !defined(TINYNET_OPS_DECLARED_ONLY)  // the bodies: core/config.hpp, TINYNET_OP
 
 #include "tinynet/backend/cpu/reduce.hpp"
 #include "tinynet/backend/cuda/reduce.hpp"  // empty in builds without CUDA

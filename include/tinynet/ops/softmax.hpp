@@ -16,7 +16,7 @@ TINYNET_OP Tensor log_softmax(const Tensor& x, int dim);
 
 }  // namespace tinynet
 
-#if !defined(TINYNET_OPS_DECLARED_ONLY)
+#if !defined(TINYNET_OPS_DECLARED_ONLY)  // the bodies: core/config.hpp, TINYNET_OP
 
 #include "tinynet/backend/cpu/softmax.hpp"
 #include "tinynet/backend/cuda/softmax.hpp"  // empty in builds without CUDA

@@ -20,7 +20,7 @@ TINYNET_OP Tensor permute(const Tensor& x, std::initializer_list<std::int64_t> d
 
 }  // namespace tinynet
 
-#if !defined(TINYNET_OPS_DECLARED_ONLY)
+#if !defined(TINYNET_OPS_DECLARED_ONLY)  // the bodies: core/config.hpp, TINYNET_OP
 
 #include "tinynet/backend/cpu/elementwise.hpp"
 #include "tinynet/backend/cpu/view.hpp"
