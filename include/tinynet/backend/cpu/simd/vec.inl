@@ -173,6 +173,8 @@ template <typename T>
 struct PairRun {
   Vec lo, hi;
   PairRun() : lo(Vec::zero()), hi(Vec::zero()) {}
+  PairRun(Mask lo_lanes, Mask hi_lanes, const T* p)
+      : lo(load_elems(p, lo_lanes)), hi(load_elems(p + kLanes, hi_lanes)) {}
   void load(Mask lo_lanes, Mask hi_lanes, const T* p) {
     lo = load_into(lo, lo_lanes, p);
     hi = load_into(hi, hi_lanes, p + kLanes);
@@ -188,6 +190,9 @@ template <>
 struct PairRun<bfloat16> {
   __m512i words;
   PairRun() : words(_mm512_setzero_si512()) {}
+  PairRun(Mask lo_lanes, Mask hi_lanes, const bfloat16* p)
+      : words(_mm512_maskz_loadu_epi16(static_cast<__mmask32>(lo_lanes) | (static_cast<__mmask32>(hi_lanes) << kLanes),
+                                       p)) {}
   void load(Mask lo_lanes, Mask hi_lanes, const bfloat16* p) {
     const __mmask32 lanes = static_cast<__mmask32>(lo_lanes) | (static_cast<__mmask32>(hi_lanes) << kLanes);
     words = _mm512_mask_loadu_epi16(words, lanes, p);

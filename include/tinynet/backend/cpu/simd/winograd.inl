@@ -125,14 +125,95 @@ inline void pair_masks(const Segment& g, std::int64_t shift, std::int64_t w, Mas
   hi = lanes_between(from - kLanes, to - kLanes);
 }
 
-/// Where each segment's pairs go in an output row: pair element 2 * lane + 2 * t + {0, 1}
-/// of segment n is output column 2 * (tx + t) + {0, 1}, shift[n] past the element; and the
-/// lanes of those columns that lie in [0, ow).
-inline void output_pairs(const Segment* seg, int segs, std::int64_t ow, std::int64_t* shift, Mask* lo, Mask* hi) {
-  for (int n = 0; n < segs; ++n) {
-    shift[n] = 2 * seg[n].tx - 2 * seg[n].lane;
-    pair_masks(seg[n], shift[n], ow, lo[n], hi[n]);
+/// Where a vector of tiles reads its input (transform_input), the same for every channel:
+/// row r of its tiles lies inside the plane for count[r] of its segments; the n-th of them,
+/// segment seg[r][n], starts at at[r][n] from its channel's plane (pair element 2 * lane +
+/// 2 * t + {0, 1} of a segment, for columns k and k + 1 of its tiles, is input column 2 *
+/// (tx + t) - pw + k + {0, 1}, so at at[r][n] + k). lo / hi[k / 2][i] are the lanes of
+/// segment i's columns k and k + 1 that lie in the row.
+template <int A>
+struct InputRows {
+  int count[A];
+  std::int64_t at[A][kLanes];
+  std::uint8_t seg[A][kLanes];
+  Mask lo[A / 2][kLanes], hi[A / 2][kLanes];
+};
+
+template <int A>
+inline InputRows<A> input_rows(const Shape& s, const Segment* seg, int segs, std::int64_t image_stride) {
+  InputRows<A> rows;
+  for (int r = 0; r < A; ++r) rows.count[r] = 0;
+  for (int i = 0; i < segs; ++i) {
+    const std::int64_t shift = 2 * seg[i].tx - s.pw - 2 * seg[i].lane;
+    for (int k = 0; k < A; k += 2) pair_masks(seg[i], shift + k, s.w, rows.lo[k / 2][i], rows.hi[k / 2][i]);
+    for (int r = 0; r < A; ++r) {
+      const std::int64_t iy = 2 * seg[i].ty - s.ph + r;
+      if (iy < 0 || iy >= s.h) continue;
+      const int n = rows.count[r]++;
+      rows.at[r][n] = seg[i].j * image_stride + iy * s.w + shift;
+      rows.seg[r][n] = static_cast<std::uint8_t>(i);
+    }
   }
+  return rows;
+}
+
+/// Where a vector of tiles puts its output (transform_output) or reads its output gradient
+/// (transform_output_grad), the same for every channel: output row 2ty + i of its tiles
+/// lies inside the plane for count[i] of its segments; the n-th of them, segment seg[i][n],
+/// has its pairs (element 2 * lane + 2 * t + {0, 1} of a segment is output column 2 * (tx
+/// + t) + {0, 1}) at at[i][n] from the channel's plane. lo / hi[n] are the lanes of
+/// segment n's columns that lie in [0, ow).
+struct OutputRows {
+  int count[2];
+  std::int64_t at[2][kLanes];
+  std::uint8_t seg[2][kLanes];
+  Mask lo[kLanes], hi[kLanes];
+};
+
+inline OutputRows output_rows(const Shape& s, const Segment* seg, int segs, std::int64_t image_stride) {
+  OutputRows rows;
+  rows.count[0] = rows.count[1] = 0;
+  for (int n = 0; n < segs; ++n) {
+    const std::int64_t shift = 2 * seg[n].tx - 2 * seg[n].lane;
+    pair_masks(seg[n], shift, s.ow, rows.lo[n], rows.hi[n]);
+    for (int i = 0; i < 2; ++i) {
+      const std::int64_t oy = 2 * seg[n].ty + i;
+      if (oy >= s.oh) continue;
+      const int k = rows.count[i]++;
+      rows.at[i][k] = seg[n].j * image_stride + oy * s.ow + shift;
+      rows.seg[i][k] = static_cast<std::uint8_t>(n);
+    }
+  }
+  return rows;
+}
+
+/// Calls f(c, p0, place, lanes) for every channel c < channels and vector of tiles (as
+/// for_each_tile_vector gives them), place = where(seg, segs): worked out once per vector
+/// for all the channels (done per channel and vector it was most of a transform's
+/// instructions where several tile rows share a vector). Blocks of kBlock vectors, channel
+/// by channel within a block: each plane's values are then stored a run of lines at a time
+/// and each input plane read in order (every channel at each vector was measured slower on
+/// 28x28 planes, whose lines the other channels' stores evict before the next vector fills
+/// them).
+template <typename Where, typename F>
+void for_each_channel_vector(const Shape& s, std::int64_t channels, const Where& where, const F& f) {
+  constexpr int kBlock = 16;
+  decltype(where(nullptr, 0)) place[kBlock];
+  std::int64_t first[kBlock];
+  Mask in_use[kBlock];
+  int n = 0;
+  const auto run = [&] {
+    for (std::int64_t c = 0; c < channels; ++c)
+      for (int i = 0; i < n; ++i) f(c, first[i], place[i], in_use[i]);
+    n = 0;
+  };
+  for_each_tile_vector(s, [&](std::int64_t p0, const Segment* seg, int segs, Mask lanes) {
+    place[n] = where(seg, segs);
+    first[n] = p0;
+    in_use[n] = lanes;
+    if (++n == kBlock) run();
+  });
+  run();
 }
 
 }  // namespace detail
@@ -220,49 +301,45 @@ template <int R, typename Planes, typename X>
 void transform_input(const Shape& s, const X* in, std::int64_t channel_stride, std::int64_t image_stride, Planes v) {
   using Mx = Matrices<R>;
   constexpr int a = Mx::a;
-  // Plane by plane, top to bottom: the reads stream (the prefetchers follow them).
-  for (std::int64_t c = 0; c < s.in_c; ++c)
-    detail::for_each_tile_vector(s, [&](std::int64_t p0, const detail::Segment* seg, int segs, Mask lanes) {
-      // Pair element 2 * lane + 2 * t + {0, 1} of segment i, for columns k and k + 1 of its
-      // tiles, is input column 2 * (tx + t) - pw + k + {0, 1}: at plane_at[i] + iy * w + k.
-      const X* plane_at[kLanes];
-      std::int64_t shift[kLanes];
-      Mask mlo[kLanes][a / 2], mhi[kLanes][a / 2];
-      for (int i = 0; i < segs; ++i) {
-        shift[i] = 2 * seg[i].tx - s.pw - 2 * seg[i].lane;
-        plane_at[i] = in + seg[i].j * image_stride + c * channel_stride + shift[i];
-        for (int k = 0; k < a; k += 2) detail::pair_masks(seg[i], shift[i] + k, s.w, mlo[i][k / 2], mhi[i][k / 2]);
-      }
-      // e[k][r] = (d B)[r][k], where lane l of d[r][k] is input (2ty - ph + r, 2tx - pw + k)
-      // of the lane's tile (ty, tx).
-      Vec e[a][a];
+  const auto where = [&](const detail::Segment* seg, int segs) {
+    return detail::input_rows<a>(s, seg, segs, image_stride);
+  };
+  detail::for_each_channel_vector(s, s.in_c, where, [&](std::int64_t c, std::int64_t p0, const auto& rows, Mask lanes) {
+    const X* plane = in + c * channel_stride;
+    // e[k][r] = (d B)[r][k], where lane l of d[r][k] is input (2ty - ph + r, 2tx - pw + k)
+    // of the lane's tile (ty, tx).
+    Vec e[a][a];
 #pragma GCC unroll 8
-      for (int r = 0; r < a; ++r) {
-        Vec d[a];
+    for (int r = 0; r < a; ++r) {
+      Vec d[a];
 #pragma GCC unroll 8
-        for (int k = 0; k < a; k += 2) {  // columns k and k + 1: the even and odd elements of a pair
-          PairRun<X> run;
-          for (int i = 0; i < segs; ++i) {
-            const std::int64_t iy = 2 * seg[i].ty - s.ph + r;
-            if (iy < 0 || iy >= s.h) continue;
-            run.load(mlo[i][k / 2], mhi[i][k / 2], plane_at[i] + iy * s.w + k);
+      for (int k = 0; k < a; k += 2) {  // columns k and k + 1: the even and odd elements of a pair
+        PairRun<X> run;
+        if (rows.count[r] == 1) {  // long tile rows: one segment
+          const int i = rows.seg[r][0];
+          run = PairRun<X>(rows.lo[k / 2][i], rows.hi[k / 2][i], plane + rows.at[r][0] + k);
+        } else {
+          for (int n = 0; n < rows.count[r]; ++n) {
+            const int i = rows.seg[r][n];
+            run.load(rows.lo[k / 2][i], rows.hi[k / 2][i], plane + rows.at[r][n] + k);
           }
-          run.split(d[k], d[k + 1]);
         }
-        Vec db[a];
-        detail::apply_rows<Mx::BT>(d, db, std::make_integer_sequence<int, a>{});
-#pragma GCC unroll 8
-        for (int k = 0; k < a; ++k) e[k][r] = db[k];
+        run.split(d[k], d[k + 1]);
       }
-      const auto out = v.at(c, p0);
+      Vec db[a];
+      detail::apply_rows<Mx::BT>(d, db, std::make_integer_sequence<int, a>{});
 #pragma GCC unroll 8
-      for (int k = 0; k < a; ++k) {  // B^T (d B), column k
-        Vec col[a];
-        detail::apply_rows<Mx::BT>(e[k], col, std::make_integer_sequence<int, a>{});
+      for (int k = 0; k < a; ++k) e[k][r] = db[k];
+    }
+    const auto out = v.at(c, p0);
 #pragma GCC unroll 8
-        for (int r = 0; r < a; ++r) out.store(r * a + k, col[r], lanes);
-      }
-    });
+    for (int k = 0; k < a; ++k) {  // B^T (d B), column k
+      Vec col[a];
+      detail::apply_rows<Mx::BT>(e[k], col, std::make_integer_sequence<int, a>{});
+#pragma GCC unroll 8
+      for (int r = 0; r < a; ++r) out.store(r * a + k, col[r], lanes);
+    }
+  });
 }
 
 /// M[xi] = U[xi] V[xi] for every xi; split over xi when `parallel`.
@@ -302,38 +379,37 @@ void transform_output(const Shape& s, const float* m, const float* bias, bool re
 #endif
     store_elems(dst, mask, value);
   };
-  for (std::int64_t o = 0; o < s.out_c; ++o) {
-    const Vec b = Vec::set1(bias != nullptr ? bias[o] : 0.0f);
-    detail::for_each_tile_vector(s, [&](std::int64_t p0, const detail::Segment* seg, int segs, Mask lanes) {
-      const float* src = m + o * ld + p0;
-      Vec sc[2][a];  // (A^T m)[i][k], column by column
+  const auto where = [&](const detail::Segment* seg, int segs) {
+    return detail::output_rows(s, seg, segs, image_stride);
+  };
+  detail::for_each_channel_vector(
+      s, s.out_c, where, [&](std::int64_t o, std::int64_t p0, const auto& rows, Mask lanes) {
+        const Vec b = Vec::set1(bias != nullptr ? bias[o] : 0.0f);
+        const float* src = m + o * ld + p0;
+        Vec sc[2][a];  // (A^T m)[i][k], column by column
 #pragma GCC unroll 8
-      for (int k = 0; k < a; ++k) {
-        Vec col[a], t[2];
+        for (int k = 0; k < a; ++k) {
+          Vec col[a], t[2];
 #pragma GCC unroll 8
-        for (int r = 0; r < a; ++r) col[r] = Vec::load(src + (r * a + k) * plane, lanes);
-        detail::apply_rows<Mx::AT>(col, t, std::make_integer_sequence<int, 2>{});
-        sc[0][k] = t[0];
-        sc[1][k] = t[1];
-      }
-      std::int64_t shift[kLanes];
-      Mask mlo[kLanes], mhi[kLanes];
-      detail::output_pairs(seg, segs, s.ow, shift, mlo, mhi);
-#pragma GCC unroll 2
-      for (int i = 0; i < 2; ++i) {  // output row 2ty + i: (A^T m) A plus the bias, pairs interleaved
-        Vec y[2], lo, hi;
-        detail::apply_rows<Mx::AT>(sc[i], y, std::make_integer_sequence<int, 2>{});
-        interleave(y[0] + b, y[1] + b, lo, hi);
-        for (int n = 0; n < segs; ++n) {
-          const std::int64_t oy = 2 * seg[n].ty + i;
-          if (oy >= s.oh) continue;
-          Y* dst = out + seg[n].j * image_stride + o * channel_stride + oy * s.ow + shift[n];
-          if (detail::any(mlo[n])) store(dst, mlo[n], lo);
-          if (detail::any(mhi[n])) store(dst + kLanes, mhi[n], hi);
+          for (int r = 0; r < a; ++r) col[r] = Vec::load(src + (r * a + k) * plane, lanes);
+          detail::apply_rows<Mx::AT>(col, t, std::make_integer_sequence<int, 2>{});
+          sc[0][k] = t[0];
+          sc[1][k] = t[1];
         }
-      }
-    });
-  }
+        Y* const dst_plane = out + o * channel_stride;
+#pragma GCC unroll 2
+        for (int i = 0; i < 2; ++i) {  // output row 2ty + i: (A^T m) A plus the bias, pairs interleaved
+          Vec y[2], lo, hi;
+          detail::apply_rows<Mx::AT>(sc[i], y, std::make_integer_sequence<int, 2>{});
+          interleave(y[0] + b, y[1] + b, lo, hi);
+          for (int n = 0; n < rows.count[i]; ++n) {
+            Y* dst = dst_plane + rows.at[i][n];
+            const Mask mlo = rows.lo[rows.seg[i][n]], mhi = rows.hi[rows.seg[i][n]];
+            if (detail::any(mlo)) store(dst, mlo, lo);
+            if (detail::any(mhi)) store(dst + kLanes, mhi, hi);
+          }
+        }
+      });
 }
 
 /// E[xi][o][p] = (A e A^T)[xi] for each 2x2 tile e of the output gradient, tiled as the
@@ -346,35 +422,36 @@ void transform_output_grad(const Shape& s, const G* gy, std::int64_t channel_str
   using Mx = Matrices<R>;
   constexpr int a = Mx::a;
   static_assert(Mx::A[1][0] == Mx::AT[0][1] && Mx::A[3][1] == Mx::AT[1][3], "A must be AT transposed");
-  for (std::int64_t o = 0; o < s.out_c; ++o)
-    detail::for_each_tile_vector(s, [&](std::int64_t p0, const detail::Segment* seg, int segs, Mask lanes) {
-      std::int64_t shift[kLanes];
-      Mask mlo[kLanes], mhi[kLanes];
-      detail::output_pairs(seg, segs, s.ow, shift, mlo, mhi);
-      Vec cols[2][2];  // cols[j][i]: e[i][j], output row 2ty + i, column 2tx + j
+  const auto where = [&](const detail::Segment* seg, int segs) {
+    return detail::output_rows(s, seg, segs, image_stride);
+  };
+  detail::for_each_channel_vector(
+      s, s.out_c, where, [&](std::int64_t o, std::int64_t p0, const auto& rows, Mask lanes) {
+        const G* plane = gy + o * channel_stride;
+        Vec cols[2][2];  // cols[j][i]: e[i][j], output row 2ty + i, column 2tx + j
 #pragma GCC unroll 2
-      for (int i = 0; i < 2; ++i) {
-        PairRun<G> run;
-        for (int n = 0; n < segs; ++n) {
-          const std::int64_t oy = 2 * seg[n].ty + i;
-          if (oy >= s.oh) continue;
-          run.load(mlo[n], mhi[n], gy + seg[n].j * image_stride + o * channel_stride + oy * s.ow + shift[n]);
+        for (int i = 0; i < 2; ++i) {
+          PairRun<G> run;
+          if (rows.count[i] == 1)  // long tile rows: one segment
+            run = PairRun<G>(rows.lo[rows.seg[i][0]], rows.hi[rows.seg[i][0]], plane + rows.at[i][0]);
+          else
+            for (int n = 0; n < rows.count[i]; ++n)
+              run.load(rows.lo[rows.seg[i][n]], rows.hi[rows.seg[i][n]], plane + rows.at[i][n]);
+          run.split(cols[0][i], cols[1][i]);
         }
-        run.split(cols[0][i], cols[1][i]);
-      }
-      Vec t[2][a];  // t[j][k] = (A e)[k][j]
-      detail::apply_rows<Mx::A>(cols[0], t[0], std::make_integer_sequence<int, a>{});
-      detail::apply_rows<Mx::A>(cols[1], t[1], std::make_integer_sequence<int, a>{});
-      const auto out = e.at(o, p0);
+        Vec t[2][a];  // t[j][k] = (A e)[k][j]
+        detail::apply_rows<Mx::A>(cols[0], t[0], std::make_integer_sequence<int, a>{});
+        detail::apply_rows<Mx::A>(cols[1], t[1], std::make_integer_sequence<int, a>{});
+        const auto out = e.at(o, p0);
 #pragma GCC unroll 8
-      for (int k = 0; k < a; ++k) {  // row k of (A e) A^T
-        const Vec row[2] = {t[0][k], t[1][k]};
-        Vec ek[a];
-        detail::apply_rows<Mx::A>(row, ek, std::make_integer_sequence<int, a>{});
+        for (int k = 0; k < a; ++k) {  // row k of (A e) A^T
+          const Vec row[2] = {t[0][k], t[1][k]};
+          Vec ek[a];
+          detail::apply_rows<Mx::A>(row, ek, std::make_integer_sequence<int, a>{});
 #pragma GCC unroll 8
-        for (int l = 0; l < a; ++l) out.store(k * a + l, ek[l], lanes);
-      }
-    });
+          for (int l = 0; l < a; ++l) out.store(k * a + l, ek[l], lanes);
+        }
+      });
 }
 
 /// dU[xi] += E[xi] V[xi]^T for a group of images: the weight gradient of the transformed
