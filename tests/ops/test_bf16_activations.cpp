@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
+#include <tinynet/backend/cpu/isa.hpp>
 #include <tinynet/tinynet.hpp>
 #include <vector>
 
@@ -250,6 +251,55 @@ TEST_CASE("ops without bfloat16 kernels run in float32: bfloat16 results rounded
   CHECK(sub(z.to(DType::float64), p).dtype() == DType::float64);
   CHECK(argmax(p, 1).dtype() == DType::int64);
   CHECK(values(argmax(p, 1).to(DType::float64)) == values(argmax(p.to(DType::float32), 1).to(DType::float64)));
+}
+
+TEST_CASE("batch_norm under autocast reads a bfloat16 input as it is: float32's values, its gradient rounded once",
+          "[ops][bf16][autocast]") {
+  // Where the backend reads the bfloat16 input itself (from the AVX-512 level up) and
+  // where it casts it first (below; ops_tests@avx2 runs this too), the result is float32's
+  // on the input's values, bit for bit, and the input's gradient float32's rounded once.
+  // Shapes with planes shorter than a vector, with vector tails, and of whole vectors.
+  for (const Shape& shape : {Shape{6, 4}, Shape{3, 5, 7, 9}, Shape{2, 16, 12, 12}}) {
+    for (bool training : {true, false}) {
+      INFO("shape " << shape << (training ? ", training" : ", evaluation"));
+      const std::int64_t c = shape[1];
+      const Tensor x = full_precision(shape, 21), x16 = cast(x, DType::bfloat16);
+      const Tensor xf = x16.detach().to(DType::float32).requires_grad_();
+      const Tensor gamma = full_precision({c}, 22), beta = full_precision({c}, 23);
+      const Tensor gamma_f = gamma.detach().requires_grad_(), beta_f = beta.detach().requires_grad_();
+      Generator gen(24);
+      const Tensor stats_mean = uniform({c}, -0.5, 0.5, {}, gen), stats_var = uniform({c}, 0.5, 2.0, {}, gen);
+      Tensor rm16 = stats_mean.clone(), rv16 = stats_var.clone(), rmf = stats_mean.clone(), rvf = stats_var.clone();
+      Tensor y16;
+      {
+        autocast scope(DeviceType::cpu, DType::bfloat16);
+        y16 = batch_norm(x16, rm16, rv16, gamma, beta, training, 0.1, 1e-5);
+      }
+      const Tensor yf = batch_norm(xf, rmf, rvf, gamma_f, beta_f, training, 0.1, 1e-5);
+      REQUIRE(y16.dtype() == DType::float32);
+      // Which of the two ran: batch_norm's node takes x16 itself (from the AVX-512 level up),
+      // or a float32 copy.
+      const bool reads_bf16 = backend::cpu::isa() >= backend::cpu::Isa::avx512;
+      CHECK(y16.grad_fn()->next[0].dtype == (reads_bf16 ? DType::bfloat16 : DType::float32));
+      CHECK(values(y16) == values(yf));
+      CHECK(values(rm16) == values(rmf));
+      CHECK(values(rv16) == values(rvf));
+      // The input also feeds a second term, so that one of the two gradients is added to
+      // the other in bfloat16 (the second term's gradient, eighths, is exact there); x's
+      // gradient is x16's, converted exactly.
+      const Tensor w = full_precision(shape, 25).detach(), w2 = eighths(shape, 26).detach();
+      add(sum(mul(y16, w)), sum(mul(cast(x16, DType::float32), w2))).backward();
+      sum(mul(yf, w)).backward();
+      const auto g16 = values(x.grad()), gf = values(xf.grad()), v2 = values(w2);
+      for (std::size_t i = 0; i < gf.size(); ++i) REQUIRE(g16[i] == bf16_of(bf16_of(gf[i]) + v2[i]));
+      CHECK(values(gamma.grad()) == values(gamma_f.grad()));
+      CHECK(values(beta.grad()) == values(beta_f.grad()));
+    }
+  }
+  // Its statistics and parameters stay float32: float64 ones are an error naming them.
+  const Tensor x16 = cast(full_precision({2, 3, 4, 4}, 27), DType::bfloat16);
+  autocast scope(DeviceType::cpu, DType::bfloat16);
+  CHECK_THROWS_AS(batch_norm(x16, Tensor(), Tensor(), ones({3}, {.dtype = DType::float64})), TypeError);
 }
 
 TEST_CASE("conv2d, conv2d_relu, linear and matmul under autocast take bfloat16 activations and return bfloat16",

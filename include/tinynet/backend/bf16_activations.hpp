@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "tinynet/backend/backend.hpp"
+#include "tinynet/backend/batch_norm.hpp"
 #include "tinynet/backend/conv2d.hpp"
 #include "tinynet/backend/products.hpp"
 #include "tinynet/core/bfloat16.hpp"
@@ -32,6 +33,13 @@ struct LinearBf16 {
 struct Conv2dBf16 {
   Conv2dGeometry geometry;
   bool input;
+};
+
+/// batch_norm's query: its geometry. The kernels read a bfloat16 input and write its
+/// gradient in bfloat16; the statistics, parameters, output and output gradient are float32
+/// (autocast keeps batch_norm in float32).
+struct BatchNormBf16 {
+  BatchNormGeometry geometry;
 };
 
 /// Tag B has linear's kernels over bfloat16 activations and float32 parameters.
@@ -57,10 +65,22 @@ concept Conv2dBf16Kernels = requires(B be, const Conv2dGeometry& g, const bfloat
   { conv2d_backward(be, g, a, f, a, da, on, df, on, df, on, df, a, products) } -> std::same_as<void>;
 };
 
+/// Tag B has batch_norm's kernels for a bfloat16 input and float32 everything else.
+template <class B>
+concept BatchNormBf16Kernels = requires(B be, const BatchNormGeometry& g, const bfloat16* x, bfloat16* dx,
+                                        const float* p, float* q, double* sums, double d, bool on,
+                                        const BatchNormBf16& op) {
+  { supports_bf16(be, op) } -> std::same_as<bool>;
+  { batch_norm_train_stats(be, g, x, q, q, q, q, q, d, d) } -> std::same_as<void>;
+  { batch_norm_apply(be, g, x, p, p, p, p, q) } -> std::same_as<void>;
+  { batch_norm_backward(be, g, x, p, p, p, p, on, dx, on, q, on, q, on, sums) } -> std::same_as<void>;
+};
+
 /// The kernels an op needs for bfloat16 activations: `Op` is the op's query type.
 template <class B, class Op>
 concept Bf16KernelsFor = (std::same_as<Op, LinearBf16> && LinearBf16Kernels<B>) ||
-                         (std::same_as<Op, Conv2dBf16> && Conv2dBf16Kernels<B>);
+                         (std::same_as<Op, Conv2dBf16> && Conv2dBf16Kernels<B>) ||
+                         (std::same_as<Op, BatchNormBf16> && BatchNormBf16Kernels<B>);
 
 /// Whether `device`'s backend runs `op` on bfloat16 activations in its kernels: false for
 /// a backend without them, else its answer for this shape and machine.

@@ -19,6 +19,7 @@ TINYNET_OP Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const 
 
 #if !defined(TINYNET_OPS_DECLARED_ONLY)  // the bodies: core/config.hpp, TINYNET_OP
 
+#include "tinynet/backend/bf16_activations.hpp"
 #include "tinynet/backend/cpu/batch_norm.hpp"
 #include "tinynet/backend/cuda/batch_norm.hpp"  // empty in builds without CUDA
 #include "tinynet/ops/common.hpp"
@@ -27,8 +28,16 @@ namespace tinynet {
 
 namespace ops::detail {
 
+// x's [N, C, L or H * W] (x of rank 2 to 4).
+inline backend::BatchNormGeometry batch_norm_geometry(const Tensor& x) {
+  std::int64_t inner = 1;  // L, or H * W
+  for (int d = 2; d < x.dim(); ++d) inner *= x.size(d);
+  return {x.size(0), x.size(1), inner};
+}
+
 // y = (x - mean) invstd w + b, with batch or running statistics; see the kernel for the
-// gradient. Saves x, the statistics used, and w.
+// gradient. Saves x, the statistics used, and w. A bfloat16 x (under autocast, where the
+// backend reads it as it is) gets a bfloat16 gradient; the rest is float32.
 class BatchNormNode final : public autograd::Node {
  public:
   BatchNormNode(Tensor x, Tensor mean, Tensor invstd, Tensor w, backend::BatchNormGeometry g, bool training)
@@ -46,11 +55,13 @@ class BatchNormNode final : public autograd::Node {
     if (needs_input_grad(1)) sw = input_grad(1);
     if (needs_input_grad(2)) sb = input_grad(2);
     Tensor sums(Shape{2 * g_.c}, {DType::float64, gy.device(), false});
-    dispatch(gy, name(), [&]<typename T>(auto be) {
-      batch_norm_backward(be, g_, x_.data<T>(), mean_.data<T>(), invstd_.data<T>(), data_or_null<T>(w_), gy.data<T>(),
-                          training_, sx.template data_or_null<T>(), sx.accumulate, sw.template data_or_null<T>(),
-                          sw.accumulate, sb.template data_or_null<T>(), sb.accumulate, sums.data<double>());
-    });
+    backend::dispatch_activations<backend::BatchNormBf16>(
+        x_.device(), x_.dtype(), name(), [&]<typename A, typename P>(auto be) {
+          batch_norm_backward(be, g_, x_.data<A>(), mean_.data<P>(), invstd_.data<P>(), data_or_null<P>(w_),
+                              gy.data<P>(), training_, sx.template data_or_null<A>(), sx.accumulate,
+                              sw.template data_or_null<P>(), sw.accumulate, sb.template data_or_null<P>(),
+                              sb.accumulate, sums.data<double>());
+        });
   }
 
  private:
@@ -64,20 +75,32 @@ class BatchNormNode final : public autograd::Node {
 TINYNET_OP Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
                              const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps) {
   using namespace ops::detail;
-  if (x.defined() && x.dtype() == DType::bfloat16)  // statistics and parameters float32
+  // A bfloat16 input: under autocast, where the backend reads it as it is, its kernels take
+  // it (no float32 copy to make, nor a gradient to cast back); elsewhere through float32.
+  const bool bf16 = bf16_activation(x) && x.dim() >= 2 && x.dim() <= 4 &&
+                    backend::takes_bf16(x.device(), backend::BatchNormBf16{batch_norm_geometry(x)});
+  if (x.defined() && x.dtype() == DType::bfloat16 && !bf16)  // statistics and parameters float32
     return in_float32(x, [&](const Tensor& in) {
       return batch_norm(in, running_mean, running_var, weight, bias, training, momentum, eps);
     });
-  check_float_input("batch_norm", x);
+  if (bf16)
+    check_activation_input("batch_norm", x);
+  else
+    check_float_input("batch_norm", x);
   TINYNET_CHECK(ShapeError, x.dim() >= 2 && x.dim() <= 4,
                 "batch_norm: expected input of rank 2 (N, C), 3 (N, C, L) or 4 (N, C, H, W), got shape ", x.shape());
-  const std::int64_t c = x.size(1);
-  std::int64_t inner = 1;  // L, or H * W
-  for (int d = 2; d < x.dim(); ++d) inner *= x.size(d);
-  const backend::BatchNormGeometry g{x.size(0), c, inner};
+  const backend::BatchNormGeometry g = batch_norm_geometry(x);
+  const std::int64_t c = g.c;
+  // The statistics, parameters and output: float32 for a bfloat16 input, else x's dtype.
+  const TensorOptions stats{bf16 ? DType::float32 : x.dtype(), x.device(), false};
   for (const Tensor* t : {&running_mean, &running_var, &weight, &bias})
     if (t->defined()) {
-      check_same_kind("batch_norm", x, *t, "a per-channel tensor");
+      if (bf16)
+        TINYNET_CHECK(TypeError, t->dtype() == DType::float32 && t->device() == x.device(),
+                      "batch_norm: a per-channel tensor is ", t->dtype(), " on ", t->device(),
+                      " but a bfloat16 input on ", x.device(), " takes float32 ones there");
+      else
+        check_same_kind("batch_norm", x, *t, "a per-channel tensor");
       TINYNET_CHECK(ShapeError, t->shape() == Shape{c}, "batch_norm: per-channel tensors must have shape [", c,
                     "], got ", t->shape());
     }
@@ -86,19 +109,20 @@ TINYNET_OP Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const 
   TINYNET_CHECK(ValueError, !training || g.count() > 1, "batch_norm: expected more than 1 value per channel when ",
                 "training, got input shape ", x.shape());
 
-  Tensor mean = new_output(Shape{c}, x), invstd = new_output(Shape{c}, x), y = new_output(x.shape(), x);
-  dispatch(x, "batch_norm", [&]<typename T>(auto be) {
-    if (training) {
-      Tensor var = new_output(Shape{c}, x);
-      batch_norm_train_stats(be, g, x.data<T>(), mean.data<T>(), var.data<T>(), invstd.data<T>(),
-                             data_or_null<T>(running_mean), data_or_null<T>(running_var), momentum, eps);
-    } else {
-      batch_norm_eval_stats(be, g, running_mean.data<T>(), running_var.data<T>(), mean.data<T>(), invstd.data<T>(),
-                            eps);
-    }
-    batch_norm_apply(be, g, x.data<T>(), mean.data<T>(), invstd.data<T>(), data_or_null<T>(weight),
-                     data_or_null<T>(bias), y.data<T>());
-  });
+  Tensor mean(Shape{c}, stats), invstd(Shape{c}, stats), y(x.shape(), stats);
+  backend::dispatch_activations<backend::BatchNormBf16>(
+      x.device(), x.dtype(), "batch_norm", [&]<typename A, typename P>(auto be) {
+        if (training) {
+          Tensor var(Shape{c}, stats);
+          batch_norm_train_stats(be, g, x.data<A>(), mean.data<P>(), var.data<P>(), invstd.data<P>(),
+                                 data_or_null<P>(running_mean), data_or_null<P>(running_var), momentum, eps);
+        } else {
+          batch_norm_eval_stats(be, g, running_mean.data<P>(), running_var.data<P>(), mean.data<P>(), invstd.data<P>(),
+                                eps);
+        }
+        batch_norm_apply(be, g, x.data<A>(), mean.data<P>(), invstd.data<P>(), data_or_null<P>(weight),
+                         data_or_null<P>(bias), y.data<P>());
+      });
   if (autograd::any_needs_grad(x, weight, bias))
     autograd::record(y, std::make_shared<BatchNormNode>(x, mean, invstd, weight, g, training), {&x, &weight, &bias});
   return y;

@@ -8,7 +8,9 @@
 
 #include "tinynet/backend/backend.hpp"
 #include "tinynet/backend/batch_norm.hpp"
+#include "tinynet/backend/bf16_activations.hpp"
 #include "tinynet/backend/cpu/kernels_for_isa.hpp"
+#include "tinynet/core/error.hpp"
 
 namespace tinynet::backend::cpu {
 
@@ -47,6 +49,45 @@ void batch_norm_backward(Tag, const BatchNormGeometry& g, const T* x, const T* m
                          const T* gy, bool training, T* dx, bool acc_dx, T* dw, bool acc_dw, T* db, bool acc_db,
                          double* sums) {
   on_isa([&](auto level) {
+    batch_norm_backward(level, g, x, mean, invstd, w, gy, training, dx, acc_dx, dw, acc_dw, db, acc_db, sums);
+  });
+}
+
+/// Whether batch_norm under autocast reads its bfloat16 input as it is here
+/// (backend/bf16_activations.hpp): from the AVX-512 level up, whose vector paths widen it
+/// as they load it; below, batch_norm casts it first.
+inline bool supports_bf16(Tag, const BatchNormBf16&) {
+  return on_isa([](auto level) { return decltype(level)::batch_norm_bf16; });
+}
+
+/// Calls f(level) at the level in use where batch_norm's kernels take a bfloat16 input
+/// (supports_bf16 said so before any of them is called).
+template <typename F>
+void on_batch_norm_bf16_level(F&& f) {
+  on_isa([&](auto level) {
+    if constexpr (decltype(level)::batch_norm_bf16)
+      f(level);
+    else
+      throw Error("batch_norm: a bfloat16 input at a CPU level without its kernels (supports_bf16 says where)");
+  });
+}
+
+/// The kernels above for a bfloat16 input x (and gradient dx), everything else float32.
+inline void batch_norm_train_stats(Tag, const BatchNormGeometry& g, const bfloat16* x, float* mean, float* var,
+                                   float* invstd, float* running_mean, float* running_var, double momentum,
+                                   double eps) {
+  on_batch_norm_bf16_level([&](auto level) {
+    batch_norm_train_stats(level, g, x, mean, var, invstd, running_mean, running_var, momentum, eps);
+  });
+}
+inline void batch_norm_apply(Tag, const BatchNormGeometry& g, const bfloat16* x, const float* mean, const float* invstd,
+                             const float* w, const float* b, float* y) {
+  on_batch_norm_bf16_level([&](auto level) { batch_norm_apply(level, g, x, mean, invstd, w, b, y); });
+}
+inline void batch_norm_backward(Tag, const BatchNormGeometry& g, const bfloat16* x, const float* mean,
+                                const float* invstd, const float* w, const float* gy, bool training, bfloat16* dx,
+                                bool acc_dx, float* dw, bool acc_dw, float* db, bool acc_db, double* sums) {
+  on_batch_norm_bf16_level([&](auto level) {
     batch_norm_backward(level, g, x, mean, invstd, w, gy, training, dx, acc_dx, dw, acc_dw, db, acc_db, sums);
   });
 }

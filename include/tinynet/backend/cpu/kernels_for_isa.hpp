@@ -105,13 +105,16 @@
                                                const AdadeltaArgs&);                                                   \
   KEYWORDS void cpu::LEVEL::max_pool2d_forward<T>(cpu::LEVEL::Level, const Pool2dGeometry&, const T*, T*,              \
                                                   std::int32_t*);                                                      \
-  KEYWORDS void cpu::LEVEL::batch_norm_train_stats<T>(cpu::LEVEL::Level, const BatchNormGeometry&, const T*, T*, T*,   \
-                                                      T*, T*, T*, double, double);                                     \
-  KEYWORDS void cpu::LEVEL::batch_norm_apply<T>(cpu::LEVEL::Level, const BatchNormGeometry&, const T*, const T*,       \
-                                                const T*, const T*, const T*, T*);                                     \
-  KEYWORDS void cpu::LEVEL::batch_norm_backward<T>(cpu::LEVEL::Level, const BatchNormGeometry&, const T*, const T*,    \
-                                                   const T*, const T*, const T*, bool, T*, bool, T*, bool, T*, bool,   \
-                                                   double*);
+  TINYNET_CPU_KERNELS_OF_BATCH_NORM(KEYWORDS, LEVEL, T, T)
+// batch_norm with input X (and its gradient), everything else T.
+#define TINYNET_CPU_KERNELS_OF_BATCH_NORM(KEYWORDS, LEVEL, X, T)                                                       \
+  KEYWORDS void cpu::LEVEL::batch_norm_train_stats<X, T>(cpu::LEVEL::Level, const BatchNormGeometry&, const X*, T*,    \
+                                                         T*, T*, T*, T*, double, double);                              \
+  KEYWORDS void cpu::LEVEL::batch_norm_apply<X, T>(cpu::LEVEL::Level, const BatchNormGeometry&, const X*, const T*,    \
+                                                   const T*, const T*, const T*, T*);                                  \
+  KEYWORDS void cpu::LEVEL::batch_norm_backward<X, T>(cpu::LEVEL::Level, const BatchNormGeometry&, const X*, const T*, \
+                                                      const T*, const T*, const T*, bool, X*, bool, T*, bool, T*,      \
+                                                      bool, double*);
 // The kernels that also take bfloat16 activations.
 #define TINYNET_CPU_KERNELS_OF_BF16(KEYWORDS, LEVEL)                                                                \
   KEYWORDS void cpu::LEVEL::max_pool2d_forward<bfloat16>(cpu::LEVEL::Level, const Pool2dGeometry&, const bfloat16*, \
@@ -131,6 +134,7 @@
   TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, LEVEL, bfloat16)                                               \
   KEYWORDS void cpu::LEVEL::apply_mask<bfloat16>(cpu::LEVEL::Level, const bfloat16*, const float*, bfloat16*, \
                                                  std::int64_t, bool);                                         \
+  TINYNET_CPU_KERNELS_OF_BATCH_NORM(KEYWORDS, LEVEL, bfloat16, float)                                         \
   }
 // linear with bfloat16 activations, at the avx512_bf16 level.
 #define TINYNET_CPU_KERNELS_NATIVE_BF16(KEYWORDS, LEVEL)                                                               \

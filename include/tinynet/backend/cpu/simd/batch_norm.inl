@@ -1,5 +1,8 @@
 /// \file
 /// batch_norm's kernels at one vector level (backend/cpu/batch_norm.hpp has the formulas).
+/// The input x (and its gradient dx) has element type X, the rest T: X = T = float or
+/// double, or, under autocast from the AVX-512 level up (Level::batch_norm_bf16), X =
+/// bfloat16 read as it is, T = float.
 /// The statistics and the backward's sums are taken per plane (sample i, channel c), in
 /// parallel over the N * C planes, since ResNet's 16 to 64 channels are too few to split
 /// over threads by channel alone; the planes' partial sums are then combined per channel in
@@ -21,6 +24,14 @@ inline std::int64_t bn_grain(std::int64_t per_index) {
 }
 
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+/// The input types the vector paths read (load_elems): float, and bfloat16 from AVX-512 up.
+template <typename X>
+inline constexpr bool kBnVector = std::is_same_v<X, float>
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+                                  || std::is_same_v<X, bfloat16>
+#endif
+    ;
+
 /// v in the lanes of m, zero in the others.
 inline Vec zero_outside(Mask m, Vec v) {
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
@@ -53,22 +64,23 @@ void add_run_sums(std::int64_t n, double (&out)[K], const Add& add) {
 
 /// The sum of the n elements at p, and m2: their squared deviations from their own mean,
 /// summed (two sweeps; the second finds the plane in cache).
-template <typename T>
-void plane_moments(const T* p, std::int64_t n, double& total, double& m2) {
+template <typename X>
+void plane_moments(const X* p, std::int64_t n, double& total, double& m2) {
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (kBnVector<X>) {
     if (n >= kLanes) {
       // Deviations from the first element are summed: float runs then round relative to
       // the spread, not to a mean that may be far larger.
-      const Vec first = Vec::set1(p[0]);
+      const float first_value = static_cast<float>(p[0]);
+      const Vec first = Vec::set1(first_value);
       double s[1] = {0}, q[1] = {0};
       add_run_sums(n, s, [&](std::int64_t i, Mask m, Vec(&acc)[1]) {
-        acc[0] = acc[0] + zero_outside(m, Vec::load(p + i, m) - first);
+        acc[0] = acc[0] + zero_outside(m, load_elems(p + i, m) - first);
       });
-      total = static_cast<double>(n) * p[0] + s[0];
+      total = static_cast<double>(n) * first_value + s[0];
       const Vec mean = Vec::set1(static_cast<float>(total / static_cast<double>(n)));
       add_run_sums(n, q, [&](std::int64_t i, Mask m, Vec(&acc)[1]) {
-        const Vec d = zero_outside(m, Vec::load(p + i, m) - mean);
+        const Vec d = zero_outside(m, load_elems(p + i, m) - mean);
         acc[0] = fmadd(d, d, acc[0]);
       });
       m2 = q[0];
@@ -77,25 +89,25 @@ void plane_moments(const T* p, std::int64_t n, double& total, double& m2) {
   }
 #endif
   double s = 0, q = 0;
-  for (std::int64_t j = 0; j < n; ++j) s += p[j];
+  for (std::int64_t j = 0; j < n; ++j) s += static_cast<double>(p[j]);
   const double mean = s / static_cast<double>(n);
-  for (std::int64_t j = 0; j < n; ++j) q += (p[j] - mean) * (p[j] - mean);
+  for (std::int64_t j = 0; j < n; ++j) q += (static_cast<double>(p[j]) - mean) * (static_cast<double>(p[j]) - mean);
   total = s;
   m2 = q;
 }
 
 /// sum(dy) and sum(dy (x - mean)) over the n elements of one plane of x and gy.
-template <typename T>
-void plane_grad_sums(const T* x, const T* gy, std::int64_t n, T mean, double& sum_dy, double& sum_dy_xc) {
+template <typename X, typename T>
+void plane_grad_sums(const X* x, const T* gy, std::int64_t n, T mean, double& sum_dy, double& sum_dy_xc) {
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (std::is_same_v<T, float> && kBnVector<X>) {
     if (n >= kLanes) {
       const Vec mv = Vec::set1(mean);
       double s[2] = {0, 0};
       add_run_sums(n, s, [&](std::int64_t i, Mask m, Vec(&acc)[2]) {
         const Vec g = Vec::load(gy + i, m);  // zero outside m, so are both terms
         acc[0] = acc[0] + g;
-        acc[1] = fmadd(g, Vec::load(x + i, m) - mv, acc[1]);
+        acc[1] = fmadd(g, load_elems(x + i, m) - mv, acc[1]);
       });
       sum_dy = s[0];
       sum_dy_xc = s[1];
@@ -106,7 +118,7 @@ void plane_grad_sums(const T* x, const T* gy, std::int64_t n, T mean, double& su
   double s = 0, sx = 0;
   for (std::int64_t j = 0; j < n; ++j) {
     s += gy[j];
-    sx += static_cast<double>(gy[j]) * (static_cast<double>(x[j]) - mean);
+    sx += static_cast<double>(gy[j]) * (static_cast<double>(x[j]) - static_cast<double>(mean));
   }
   sum_dy = s;
   sum_dy_xc = sx;
@@ -116,8 +128,8 @@ void plane_grad_sums(const T* x, const T* gy, std::int64_t n, T mean, double& su
 
 /// batch_norm_train_stats at this level: each plane's sum and m2, then per channel
 /// mean = sum / M and M var = sum of the planes' m2 + sum of hw (plane mean - mean)^2.
-template <typename T>
-void batch_norm_train_stats(Level, const BatchNormGeometry& g, const T* x, T* mean, T* var, T* invstd, T* running_mean,
+template <typename X, typename T>
+void batch_norm_train_stats(Level, const BatchNormGeometry& g, const X* x, T* mean, T* var, T* invstd, T* running_mean,
                             T* running_var, double momentum, double eps) {
   const std::int64_t planes = g.n * g.c;
   Scratch<double> parts(2 * planes);  // plane r: sum, m2
@@ -145,17 +157,17 @@ void batch_norm_train_stats(Level, const BatchNormGeometry& g, const T* x, T* me
 }
 
 /// batch_norm_apply at this level.
-template <typename T>
-void batch_norm_apply(Level, const BatchNormGeometry& g, const T* x, const T* mean, const T* invstd, const T* w,
+template <typename X, typename T>
+void batch_norm_apply(Level, const BatchNormGeometry& g, const X* x, const T* mean, const T* invstd, const T* w,
                       const T* b, T* y) {
   parallel_for(g.n * g.c, detail::bn_grain(g.hw), [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t r = lo; r < hi; ++r) {
       const std::int64_t c = r % g.c;
       const T scale = invstd[c] * (w ? w[c] : T(1)), mu = mean[c], shift = b ? b[c] : T(0);
-      const T* p = x + r * g.hw;
+      const X* p = x + r * g.hw;
       T* q = y + r * g.hw;
       // x - mean first: folding the mean into the shift would cancel where it is large.
-      for (std::int64_t j = 0; j < g.hw; ++j) q[j] = (p[j] - mu) * scale + shift;
+      for (std::int64_t j = 0; j < g.hw; ++j) q[j] = (static_cast<T>(p[j]) - mu) * scale + shift;
     }
   });
 }
@@ -163,9 +175,9 @@ void batch_norm_apply(Level, const BatchNormGeometry& g, const T* x, const T* me
 /// batch_norm_backward at this level: each plane's sums, then per channel; dx per plane as
 /// k dy + kx (x - mean) + k0, with k = w invstd and, in training, kx = -k invstd
 /// sum(dy xhat) / M, k0 = -k sum(dy) / M (else 0).
-template <typename T>
-void batch_norm_backward(Level, const BatchNormGeometry& g, const T* x, const T* mean, const T* invstd, const T* w,
-                         const T* gy, bool training, T* dx, bool acc_dx, T* dw, bool acc_dw, T* db, bool acc_db,
+template <typename X, typename T>
+void batch_norm_backward(Level, const BatchNormGeometry& g, const X* x, const T* mean, const T* invstd, const T* w,
+                         const T* gy, bool training, X* dx, bool acc_dx, T* dw, bool acc_dw, T* db, bool acc_db,
                          double* sums) {
   const std::int64_t planes = g.n * g.c;
   const std::int64_t grain = detail::bn_grain(g.hw);
@@ -197,19 +209,24 @@ void batch_norm_backward(Level, const BatchNormGeometry& g, const T* x, const T*
       const T k = invstd[c] * (w ? w[c] : T(1)), mu = mean[c];
       const T kx = training ? static_cast<T>(-static_cast<double>(k) * invstd[c] * sums[2 * c + 1] / m) : T(0);
       const T k0 = training ? static_cast<T>(-static_cast<double>(k) * sums[2 * c] / m) : T(0);
-      const T* xp = x + r * g.hw;
+      const X* xp = x + r * g.hw;
       const T* gp = gy + r * g.hw;
-      T* dp = dx + r * g.hw;
+      X* dp = dx + r * g.hw;
       // Four loops, so that each is a plain one the compiler vectorises; without batch
-      // statistics x is not read (an infinite x would make 0 * (x - mean) NaN).
+      // statistics x is not read (an infinite x would make 0 * (x - mean) NaN). A bfloat16
+      // gradient is added to as the cast it replaces would: the term rounded, then the sum
+      // (for float and double, `in` and `out` are no-ops).
+      const auto in = [](X v) { return static_cast<T>(v); };
+      const auto out = [](T v) { return static_cast<X>(v); };
       if (training && acc_dx)
-        for (std::int64_t j = 0; j < g.hw; ++j) dp[j] += k * gp[j] + kx * (xp[j] - mu) + k0;
+        for (std::int64_t j = 0; j < g.hw; ++j)
+          dp[j] = out(in(dp[j]) + in(out(k * gp[j] + kx * (in(xp[j]) - mu) + k0)));
       else if (training)
-        for (std::int64_t j = 0; j < g.hw; ++j) dp[j] = k * gp[j] + kx * (xp[j] - mu) + k0;
+        for (std::int64_t j = 0; j < g.hw; ++j) dp[j] = out(k * gp[j] + kx * (in(xp[j]) - mu) + k0);
       else if (acc_dx)
-        for (std::int64_t j = 0; j < g.hw; ++j) dp[j] += k * gp[j];
+        for (std::int64_t j = 0; j < g.hw; ++j) dp[j] = out(in(dp[j]) + in(out(k * gp[j])));
       else
-        for (std::int64_t j = 0; j < g.hw; ++j) dp[j] = k * gp[j];
+        for (std::int64_t j = 0; j < g.hw; ++j) dp[j] = out(k * gp[j]);
     }
   });
 }

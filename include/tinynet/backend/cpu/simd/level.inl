@@ -33,6 +33,8 @@ struct Level {
   static constexpr bool conv2d_bf16 = TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512;
   /// linear's kernels take bfloat16 activations (they read them in pairs, as they are).
   static constexpr bool linear_bf16 = native_bf16;
+  /// batch_norm's kernels take a bfloat16 input (read as it is, widened as loaded).
+  static constexpr bool batch_norm_bf16 = TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512;
 };
 
 #include "tinynet/backend/cpu/simd/kernels.inl"
