@@ -8,7 +8,7 @@
 #    and DDP's communication thread (dist_tests), and multi-process jobs whose ranks run the
 #    store, Gloo and DDP threads together (run_ranks.py scenarios).
 # Any report fails the stage: ASan aborts, UBSan is built with -fno-sanitize-recover, TSan
-# runs with halt_on_error.
+# runs with halt_on_error (and tests/dist/tsan.supp: what it cannot see inside libgloo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,6 +43,6 @@ fi
 if ((test)); then
   ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --preset debug-asan -j "$jobs" -R "$unit_tests"
-  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/dist/tsan.supp \
     ctest --preset tsan -j "$jobs" -R '^dist_tests:|^dist\.(collectives-3|ddp-seq-2|ddp-free-3-buckets|kill-peer-3)$'
 fi
