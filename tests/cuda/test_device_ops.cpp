@@ -121,20 +121,24 @@ TEST_CASE("nll_loss reports an out-of-range target on the device", "[cuda]") {
   CHECK_THROWS_AS(nll_loss(logp, tensor<std::int64_t>({0, 1, 2})), TypeError);
 }
 
-TEST_CASE("batch_norm matches the CPU in training and evaluation, running statistics included", "[cuda]") {
+TEST_CASE("batch_norm and batch_norm_relu match the CPU in training and evaluation, running statistics included",
+          "[cuda]") {
   for (const bool training : {true, false}) {
-    INFO("training " << training);
-    const Tensor x = input32({4, 3, 5, 6}, 24), w = input32({3}, 25), b = input32({3}, 26);
-    Tensor rm = input32({3}, 27, false), rv = uniform({3}, 0.5, 1.5);
-    Tensor rm_d = rm.to(kCuda), rv_d = rv.to(kCuda);
-    check_same_on_device(
-        [&](Inputs t) {
-          const bool cpu = t[0].device().is_cpu();
-          return batch_norm(t[0], cpu ? rm : rm_d, cpu ? rv : rv_d, t[1], t[2], training);
-        },
-        {x, w, b});
-    check_close(host(rm_d), values(rm), kDeviceTolerance);
-    check_close(host(rv_d), values(rv), kDeviceTolerance);
+    for (const bool fused : {false, true}) {
+      INFO("training " << training << (fused ? ", batch_norm_relu" : ""));
+      const Tensor x = input32({4, 3, 5, 6}, 24), w = input32({3}, 25), b = input32({3}, 26);
+      Tensor rm = input32({3}, 27, false), rv = uniform({3}, 0.5, 1.5);
+      Tensor rm_d = rm.to(kCuda), rv_d = rv.to(kCuda);
+      check_same_on_device(
+          [&](Inputs t) {
+            const bool cpu = t[0].device().is_cpu();
+            const auto op = fused ? batch_norm_relu : batch_norm;
+            return op(t[0], cpu ? rm : rm_d, cpu ? rv : rv_d, t[1], t[2], training, 0.1, 1e-5);
+          },
+          {x, w, b});
+      check_close(host(rm_d), values(rm), kDeviceTolerance);
+      check_close(host(rv_d), values(rv), kDeviceTolerance);
+    }
   }
 }
 
@@ -171,6 +175,9 @@ TEST_CASE("float64 gradchecks pass on the device", "[cuda]") {
       {on_device(random_input({3, 4}, 48))});
   check_gradients(
       [](Inputs t) { return batch_norm(t[0], Tensor(), Tensor(), t[1], t[2]); },
+      {on_device(random_input({3, 2, 2, 2}, 49)), on_device(random_input({2}, 50)), on_device(random_input({2}, 51))});
+  check_gradients(
+      [](Inputs t) { return batch_norm_relu(t[0], Tensor(), Tensor(), t[1], t[2]); },
       {on_device(random_input({3, 2, 2, 2}, 49)), on_device(random_input({2}, 50)), on_device(random_input({2}, 51))});
   check_gradients([](Inputs t) { return sigmoid(t[0]) * t[1] / (tanh(t[0]) + 2.0); },
                   {on_device(random_input({2, 3}, 52)), on_device(random_input({3}, 53))});

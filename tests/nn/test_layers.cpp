@@ -84,3 +84,27 @@ TEST_CASE("BatchNorm2d: running statistics in training, used in eval", "[nn][bat
   CHECK(ye.data<float>()[25] == Approx((x.data<float>()[25] - rm) / std::sqrt(rv + 1e-5)).epsilon(1e-5));
   CHECK(sd.integer("num_batches_tracked") == 1);
 }
+
+TEST_CASE("BatchNorm2d absorbs the ReLU after it in Sequential: batch_norm_relu, the same values and state",
+          "[nn][batchnorm]") {
+  manual_seed(10);
+  Sequential<Input<3, 5, 5>, BatchNorm2d, ReLU> fused;
+  BatchNorm2d alone(3);
+  const Tensor x = randn({4, 3, 5, 5}) * 2.0 + 1.0;
+  for (bool training : {true, false}) {
+    INFO((training ? "training" : "evaluation"));
+    fused.train(training);
+    alone.train(training);
+    const Tensor y = fused(x), expected = relu(alone(x));
+    CHECK(y.grad_fn()->name() == std::string("batch_norm_relu"));
+    const auto yv = y.contiguous(), ev = expected.contiguous();
+    CHECK(std::equal(yv.data<float>(), yv.data<float>() + yv.numel(), ev.data<float>()));
+    const StateDict a = fused.state_dict(), b = alone.state_dict();
+    for (const char* buffer : {"running_mean", "running_var"}) {
+      const Tensor& u = a.at(std::string("0.") + buffer);
+      const Tensor& v = b.at(buffer);
+      CHECK(std::equal(u.data<float>(), u.data<float>() + u.numel(), v.data<float>()));
+    }
+    CHECK(a.integer("0.num_batches_tracked") == b.integer("num_batches_tracked"));
+  }
+}

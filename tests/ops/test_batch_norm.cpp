@@ -129,3 +129,41 @@ TEST_CASE("batch_norm: misuse names the problem", "[ops][batch_norm][errors]") {
   CHECK_THROWS_WITH(batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), false), Catch::Contains("running_mean"));
   CHECK_THROWS_WITH(batch_norm(zeros({1, 3, 1, 1}), Tensor(), Tensor()), Catch::Contains("more than 1 value"));
 }
+
+TEST_CASE("batch_norm_relu: relu(batch_norm) in one op, the same bits forward and backward",
+          "[ops][batch_norm][gradcheck]") {
+  // Planes shorter than a vector, with vector tails, of whole vectors, and [N, C]; float32
+  // (the vector kernels) and float64; batch and running statistics. x also feeds a second
+  // term, so that batch_norm_relu's input gradient is added to another.
+  for (const Shape& shape : {Shape{2, 3, 4, 5}, Shape{4, 16, 12, 12}, Shape{3, 5, 7, 9}, Shape{6, 3}}) {
+    for (const DType dtype : {DType::float32, DType::float64}) {
+      for (const bool training : {true, false}) {
+        INFO("shape " << shape << ", " << dtype << (training ? ", training" : ", evaluation"));
+        const std::int64_t c = shape[1];
+        const auto run = [&](bool fused) {
+          const Tensor x = random_input(shape, 60, false, -2.0, 3.0).to(dtype).requires_grad_();
+          const Tensor w = random_input({c}, 61, false).to(dtype).requires_grad_();
+          const Tensor b = random_input({c}, 62, false).to(dtype).requires_grad_();
+          Tensor rm = random_input({c}, 63, false).to(dtype), rv = random_input({c}, 64, false, 0.5, 2.0).to(dtype);
+          const Tensor y = fused ? batch_norm_relu(x, rm, rv, w, b, training, 0.1, 1e-5)
+                                 : relu(batch_norm(x, rm, rv, w, b, training, 0.1, 1e-5));
+          CHECK(y.grad_fn()->name() == std::string(fused ? "batch_norm_relu" : "relu"));
+          add(sum(mul(y, random_input(shape, 65, false).to(dtype))), sum(mul(x, x))).backward();
+          return std::vector<std::vector<double>>{values(y),        values(x.grad()), values(w.grad()),
+                                                  values(b.grad()), values(rm),       values(rv)};
+        };
+        const auto fused = run(true), separate = run(false);
+        for (std::size_t i = 0; i < fused.size(); ++i) {
+          INFO("y, dx, dw, db, running mean, running var: " << i);
+          CHECK(fused[i] == separate[i]);
+        }
+      }
+    }
+  }
+  // Away from the ReLU's kink, the float64 gradients are the numerical ones.
+  const Tensor x = random_input({3, 2, 3, 4}, 66), w = random_input({2}, 67), b = random_input({2}, 68);
+  check_gradients([](std::span<const Tensor> in) { return batch_norm_relu(in[0], Tensor(), Tensor(), in[1], in[2]); },
+                  {x, w, b});
+  CHECK_THROWS_WITH(batch_norm_relu(zeros({2, 3, 4, 4, 2}), Tensor(), Tensor()),
+                    Catch::Contains("batch_norm_relu: expected input of rank 2 (N, C), 3 (N, C, L) or 4"));
+}

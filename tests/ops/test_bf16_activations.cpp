@@ -259,9 +259,13 @@ TEST_CASE("batch_norm under autocast reads a bfloat16 input as it is: float32's 
   // where it casts it first (below; ops_tests@avx2 runs this too), the result is float32's
   // on the input's values, bit for bit, and the input's gradient float32's rounded once.
   // Shapes with planes shorter than a vector, with vector tails, and of whole vectors.
+  // batch_norm_relu too: float32's relu(batch_norm) on the same values.
   for (const Shape& shape : {Shape{6, 4}, Shape{3, 5, 7, 9}, Shape{2, 16, 12, 12}}) {
-    for (bool training : {true, false}) {
-      INFO("shape " << shape << (training ? ", training" : ", evaluation"));
+    for (const int k : {0, 1, 2, 3}) {
+      const bool training = k < 2, fused = k % 2 == 1;
+      INFO("shape " << shape << (training ? ", training" : ", evaluation") << (fused ? ", batch_norm_relu" : ""));
+      const auto bn16 = fused ? batch_norm_relu : batch_norm;
+      const auto bnf = [&](auto&&... a) { return fused ? relu(batch_norm(a...)) : batch_norm(a...); };
       const std::int64_t c = shape[1];
       const Tensor x = full_precision(shape, 21), x16 = cast(x, DType::bfloat16);
       const Tensor xf = x16.detach().to(DType::float32).requires_grad_();
@@ -273,9 +277,9 @@ TEST_CASE("batch_norm under autocast reads a bfloat16 input as it is: float32's 
       Tensor y16;
       {
         autocast scope(DeviceType::cpu, DType::bfloat16);
-        y16 = batch_norm(x16, rm16, rv16, gamma, beta, training, 0.1, 1e-5);
+        y16 = bn16(x16, rm16, rv16, gamma, beta, training, 0.1, 1e-5);
       }
-      const Tensor yf = batch_norm(xf, rmf, rvf, gamma_f, beta_f, training, 0.1, 1e-5);
+      const Tensor yf = bnf(xf, rmf, rvf, gamma_f, beta_f, training, 0.1, 1e-5);
       REQUIRE(y16.dtype() == DType::float32);
       // Which of the two ran: batch_norm's node takes x16 itself (from the AVX-512 level up),
       // or a float32 copy.

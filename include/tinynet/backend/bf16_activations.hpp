@@ -72,8 +72,8 @@ concept BatchNormBf16Kernels = requires(B be, const BatchNormGeometry& g, const 
                                         const BatchNormBf16& op) {
   { supports_bf16(be, op) } -> std::same_as<bool>;
   { batch_norm_train_stats(be, g, x, q, q, q, q, q, d, d) } -> std::same_as<void>;
-  { batch_norm_apply(be, g, x, p, p, p, p, q) } -> std::same_as<void>;
-  { batch_norm_backward(be, g, x, p, p, p, p, on, dx, on, q, on, q, on, sums) } -> std::same_as<void>;
+  { batch_norm_apply(be, g, x, p, p, p, p, q, on) } -> std::same_as<void>;
+  { batch_norm_backward(be, g, x, p, p, p, p, p, on, dx, on, q, on, q, on, sums) } -> std::same_as<void>;
 };
 
 /// The kernels an op needs for bfloat16 activations: `Op` is the op's query type.

@@ -61,8 +61,8 @@ concept KernelSetFor = requires(B be, const T* x, T* y, std::int64_t i, bool on,
   // batch_norm
   { batch_norm_train_stats(be, bn, x, y, y, y, y, y, d, d) } -> std::same_as<void>;
   { batch_norm_eval_stats(be, bn, x, x, y, y, d) } -> std::same_as<void>;
-  { batch_norm_apply(be, bn, x, x, x, x, x, y) } -> std::same_as<void>;
-  { batch_norm_backward(be, bn, x, x, x, x, x, on, y, on, y, on, y, on, sums) } -> std::same_as<void>;
+  { batch_norm_apply(be, bn, x, x, x, x, x, y, on) } -> std::same_as<void>;
+  { batch_norm_backward(be, bn, x, x, x, x, x, x, on, y, on, y, on, y, on, sums) } -> std::same_as<void>;
   // dropout
   { dropout_mask(be, rs, y, i, d) } -> std::same_as<void>;
   { apply_mask(be, x, x, y, i, i, on) } -> std::same_as<void>;

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "tinynet/nn/activation.hpp"
 #include "tinynet/nn/module.hpp"
 #include "tinynet/nn/sample.hpp"
 #include "tinynet/ops/batch_norm.hpp"
@@ -66,18 +67,10 @@ class BatchNorm : public Module<BatchNorm<Dims, A>> {
   double eps() const { return eps_; }
   double momentum() const { return momentum_; }
 
-  Tensor forward(const Tensor& x) {
-    if constexpr (Dims == 1)
-      TINYNET_CHECK(ShapeError, x.dim() == 2 || x.dim() == 3,
-                    "BatchNorm1d: expected input of rank 2 (N, C) or 3 (N, C, L), got shape ", x.shape());
-    else
-      TINYNET_CHECK(ShapeError, x.dim() == 4, "BatchNorm2d: expected input of rank 4 (N, C, H, W), got shape ",
-                    x.shape());
-    TINYNET_CHECK(ShapeError, x.size(1) == running_mean_.numel(), kName, ": expected ", running_mean_.numel(),
-                  " channels (dim 1), got shape ", x.shape());
-    if (this->is_training()) num_batches_tracked_.add_(1);  // on its device: no wait for the GPU
-    return batch_norm(x, running_mean_, running_var_, weight_, bias_, this->is_training(), momentum_, eps_);
-  }
+  Tensor forward(const Tensor& x) { return run(x, false); }
+  /// relu(forward(x)) as one fused op (batch_norm_relu): a BatchNorm absorbs the ReLU after
+  /// it (Sequential calls this for that pair).
+  Tensor forward_with(const ReLU&, const Tensor& x) { return run(x, true); }
 
   template <class V>
   void visit(V&& v) {
@@ -98,6 +91,20 @@ class BatchNorm : public Module<BatchNorm<Dims, A>> {
   const Tensor& num_batches_tracked() const { return num_batches_tracked_; }
 
  private:
+  Tensor run(const Tensor& x, bool relu) {
+    if constexpr (Dims == 1)
+      TINYNET_CHECK(ShapeError, x.dim() == 2 || x.dim() == 3,
+                    "BatchNorm1d: expected input of rank 2 (N, C) or 3 (N, C, L), got shape ", x.shape());
+    else
+      TINYNET_CHECK(ShapeError, x.dim() == 4, "BatchNorm2d: expected input of rank 4 (N, C, H, W), got shape ",
+                    x.shape());
+    TINYNET_CHECK(ShapeError, x.size(1) == running_mean_.numel(), kName, ": expected ", running_mean_.numel(),
+                  " channels (dim 1), got shape ", x.shape());
+    if (this->is_training()) num_batches_tracked_.add_(1);  // on its device: no wait for the GPU
+    const auto op = relu ? batch_norm_relu : batch_norm;
+    return op(x, running_mean_, running_var_, weight_, bias_, this->is_training(), momentum_, eps_);
+  }
+
   Tensor weight_, bias_, running_mean_, running_var_, num_batches_tracked_;
   double eps_, momentum_;
 };

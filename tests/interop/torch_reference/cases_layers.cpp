@@ -1,4 +1,4 @@
-// The layers' ops (leaky_relu, gelu, silu, adaptive_avg_pool2d, batch_norm over [N, C] and
+// The layers' ops (leaky_relu, gelu, silu, adaptive_avg_pool2d, batch_norm and batch_norm_relu over [N, C] and
 // [N, C, L]) and the layers built on them against PyTorch.
 
 #include "reference.hpp"
@@ -60,6 +60,14 @@ TINYNET_TORCH_CASES(batch_norm1d) {
             const Tensor m = in[1].detach().clone(), v = in[2].detach().clone();
             batch_norm(in[0], m, v, Tensor(), Tensor(), true, 0.3);
             return cat({m, v});
+          });
+    check("batch_norm_relu training" + dims, "F.relu(F.batch_norm(a, None, None, b, c, training=True, eps=1e-5))",
+          {x, w, b},
+          [](const Inputs& in) { return batch_norm_relu(in[0], Tensor(), Tensor(), in[1], in[2], true, 0.1, 1e-5); });
+    check("batch_norm_relu eval" + dims,
+          "F.relu(F.batch_norm(a, d.detach(), e.detach(), b, c, training=False, eps=1e-3))", {x, w, b, rm, rv},
+          [](const Inputs& in) {
+            return batch_norm_relu(in[0], in[3].detach(), in[4].detach(), in[1], in[2], false, 0.1, 1e-3);
           });
     check("nn.BatchNorm1d training" + dims,
           "F.batch_norm(a, torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64), "

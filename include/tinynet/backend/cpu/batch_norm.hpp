@@ -32,24 +32,26 @@ void batch_norm_eval_stats(Tag, const BatchNormGeometry& g, const T* running_mea
   for (std::int64_t c = 0; c < g.c; ++c) running(c);
 }
 
-/// y = (x - mean[c]) * invstd[c] * w[c] + b[c]   (w, b may be null: 1 and 0)
+/// y = (x - mean[c]) * invstd[c] * w[c] + b[c]   (w, b may be null: 1 and 0), and with
+/// `relu` relu(y): batch_norm and the ReLU after it in one pass.
 template <typename T>
 void batch_norm_apply(Tag, const BatchNormGeometry& g, const T* x, const T* mean, const T* invstd, const T* w,
-                      const T* b, T* y) {
-  on_isa([&](auto level) { batch_norm_apply(level, g, x, mean, invstd, w, b, y); });
+                      const T* b, T* y, bool relu) {
+  on_isa([&](auto level) { batch_norm_apply(level, g, x, mean, invstd, w, b, y, relu); });
 }
 
 /// Gradients of batch_norm. With batch statistics (`training`):
 ///   dx = w invstd / M * (M dy - sum(dy) - xhat sum(dy xhat));
 /// with fixed running statistics: dx = dy w invstd.  dw = sum(dy xhat), db = sum(dy).
 /// Any of dx, dw, db may be null. `sums`: 2 * C doubles, left holding sum(dy) and
-/// sum(dy xhat) per channel.
+/// sum(dy xhat) per channel. dy is gy, or, where batch_norm ran with the ReLU after it,
+/// gy where that ReLU's output y_relu (else null) is positive.
 template <typename T>
 void batch_norm_backward(Tag, const BatchNormGeometry& g, const T* x, const T* mean, const T* invstd, const T* w,
-                         const T* gy, bool training, T* dx, bool acc_dx, T* dw, bool acc_dw, T* db, bool acc_db,
-                         double* sums) {
+                         const T* gy, const T* y_relu, bool training, T* dx, bool acc_dx, T* dw, bool acc_dw, T* db,
+                         bool acc_db, double* sums) {
   on_isa([&](auto level) {
-    batch_norm_backward(level, g, x, mean, invstd, w, gy, training, dx, acc_dx, dw, acc_dw, db, acc_db, sums);
+    batch_norm_backward(level, g, x, mean, invstd, w, gy, y_relu, training, dx, acc_dx, dw, acc_dw, db, acc_db, sums);
   });
 }
 
@@ -64,12 +66,8 @@ inline bool supports_bf16(Tag, const BatchNormBf16&) {
 /// (supports_bf16 said so before any of them is called).
 template <typename F>
 void on_batch_norm_bf16_level(F&& f) {
-  on_isa([&](auto level) {
-    if constexpr (decltype(level)::batch_norm_bf16)
-      f(level);
-    else
-      throw Error("batch_norm: a bfloat16 input at a CPU level without its kernels (supports_bf16 says where)");
-  });
+  on_isa_having([](auto level) { return decltype(level)::batch_norm_bf16; }, "batch_norm: a bfloat16 input",
+                std::forward<F>(f));
 }
 
 /// The kernels above for a bfloat16 input x (and gradient dx), everything else float32.
@@ -81,14 +79,15 @@ inline void batch_norm_train_stats(Tag, const BatchNormGeometry& g, const bfloat
   });
 }
 inline void batch_norm_apply(Tag, const BatchNormGeometry& g, const bfloat16* x, const float* mean, const float* invstd,
-                             const float* w, const float* b, float* y) {
-  on_batch_norm_bf16_level([&](auto level) { batch_norm_apply(level, g, x, mean, invstd, w, b, y); });
+                             const float* w, const float* b, float* y, bool relu) {
+  on_batch_norm_bf16_level([&](auto level) { batch_norm_apply(level, g, x, mean, invstd, w, b, y, relu); });
 }
 inline void batch_norm_backward(Tag, const BatchNormGeometry& g, const bfloat16* x, const float* mean,
-                                const float* invstd, const float* w, const float* gy, bool training, bfloat16* dx,
-                                bool acc_dx, float* dw, bool acc_dw, float* db, bool acc_db, double* sums) {
+                                const float* invstd, const float* w, const float* gy, const float* y_relu,
+                                bool training, bfloat16* dx, bool acc_dx, float* dw, bool acc_dw, float* db,
+                                bool acc_db, double* sums) {
   on_batch_norm_bf16_level([&](auto level) {
-    batch_norm_backward(level, g, x, mean, invstd, w, gy, training, dx, acc_dx, dw, acc_dw, db, acc_db, sums);
+    batch_norm_backward(level, g, x, mean, invstd, w, gy, y_relu, training, dx, acc_dx, dw, acc_dw, db, acc_db, sums);
   });
 }
 

@@ -77,12 +77,8 @@ inline bool supports_bf16(Tag, const Conv2dBf16& op) {
 /// (supports_bf16 said so before any of them is called).
 template <typename F>
 void on_conv2d_bf16_level(F&& f) {
-  on_isa([&](auto level) {
-    if constexpr (decltype(level)::conv2d_bf16)
-      f(level);
-    else
-      throw Error("conv2d: bfloat16 activations at a CPU level without their kernels (supports_bf16 says where)");
-  });
+  on_isa_having([](auto level) { return decltype(level)::conv2d_bf16; }, "conv2d: bfloat16 activations",
+                std::forward<F>(f));
 }
 
 /// conv2d_forward with bfloat16 activations (X, Y: float or bfloat16; where

@@ -21,6 +21,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -111,10 +112,10 @@
   KEYWORDS void cpu::LEVEL::batch_norm_train_stats<X, T>(cpu::LEVEL::Level, const BatchNormGeometry&, const X*, T*,    \
                                                          T*, T*, T*, T*, double, double);                              \
   KEYWORDS void cpu::LEVEL::batch_norm_apply<X, T>(cpu::LEVEL::Level, const BatchNormGeometry&, const X*, const T*,    \
-                                                   const T*, const T*, const T*, T*);                                  \
+                                                   const T*, const T*, const T*, T*, bool);                            \
   KEYWORDS void cpu::LEVEL::batch_norm_backward<X, T>(cpu::LEVEL::Level, const BatchNormGeometry&, const X*, const T*, \
-                                                      const T*, const T*, const T*, bool, X*, bool, T*, bool, T*,      \
-                                                      bool, double*);
+                                                      const T*, const T*, const T*, const T*, bool, X*, bool, T*,      \
+                                                      bool, T*, bool, double*);
 // The kernels that also take bfloat16 activations.
 #define TINYNET_CPU_KERNELS_OF_BF16(KEYWORDS, LEVEL)                                                                \
   KEYWORDS void cpu::LEVEL::max_pool2d_forward<bfloat16>(cpu::LEVEL::Level, const Pool2dGeometry&, const bfloat16*, \
@@ -183,6 +184,20 @@ decltype(auto) on_isa(F&& f) {
   }
 #endif
   return f(baseline::Level{});
+}
+
+/// Calls f(level) at the level in use where `has(level)` holds: a capability of its Level
+/// tag, such as `Level::conv2d_bf16`, read by a lambda without captures. Elsewhere throws
+/// an Error that starts with `what`. A family header's supports_bf16 asks the same
+/// capability first, so the throw marks a caller that skipped it.
+template <typename Has, typename F>
+void on_isa_having(Has, const char* what, F&& f) {
+  on_isa([&](auto level) {
+    if constexpr (Has{}(decltype(level){}))
+      f(level);
+    else
+      throw Error(std::string(what) + " at a CPU level without their kernels (supports_bf16 says where)");
+  });
 }
 
 }  // namespace tinynet::backend::cpu

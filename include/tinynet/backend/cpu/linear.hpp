@@ -58,12 +58,8 @@ inline bool supports_bf16(Tag, const LinearBf16& op) {
 /// (supports_bf16 said so before any of them is called).
 template <typename F>
 void on_linear_bf16_level(F&& f) {
-  on_isa([&](auto level) {
-    if constexpr (decltype(level)::linear_bf16)
-      f(level);
-    else
-      throw Error("linear: bfloat16 activations at a CPU level without their kernels (supports_bf16 says where)");
-  });
+  on_isa_having([](auto level) { return decltype(level)::linear_bf16; }, "linear: bfloat16 activations",
+                std::forward<F>(f));
 }
 
 // linear's kernels with bfloat16 activations (x, y, gy, dx) and float32 parameters, where

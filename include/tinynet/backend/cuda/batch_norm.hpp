@@ -13,6 +13,7 @@
 #include "tinynet/backend/batch_norm.hpp"
 #include "tinynet/backend/cuda/detail/launch.hpp"
 #include "tinynet/backend/cuda/detail/scratch.hpp"
+#include "tinynet/backend/elementwise.hpp"
 
 namespace tinynet::backend::cuda {
 
@@ -81,12 +82,20 @@ struct BatchNormApply {
   const T* w;
   const T* b;
   T* y;
+  bool relu;
   TINYNET_HOST_DEVICE void operator()(std::int64_t e) const {
     const std::int64_t c = (e / g.hw) % g.c;
     const T scale = invstd[c] * (w ? w[c] : T(1)), shift = (b ? b[c] : T(0)) - mean[c] * scale;
-    y[e] = x[e] * scale + shift;
+    const T v = x[e] * scale + shift;
+    y[e] = relu ? Relu{}.forward(v) : v;
   }
 };
+
+// dy at e: gy, or through the ReLU whose output was y_relu (when not null).
+template <typename T>
+TINYNET_HOST_DEVICE inline T batch_norm_dy(const T* gy, const T* y_relu, std::int64_t e) {
+  return y_relu ? Relu{}.backward(gy[e], T(0), y_relu[e]) : gy[e];
+}
 
 // partial[2 (c * kParts + p)] and [... + 1]: share p of channel c's sum(dy) and sum(dy xhat).
 template <typename T>
@@ -94,6 +103,7 @@ struct BatchNormGradPartials {
   BatchNormGeometry g;
   const T* x;
   const T* gy;
+  const T* y_relu;
   const T* mean;
   const T* invstd;
   double* partial;
@@ -102,8 +112,9 @@ struct BatchNormGradPartials {
     double sum_dy = 0, sum_dy_xhat = 0;
     for (std::int64_t k = t % kParts; k < g.count(); k += kParts) {
       const std::int64_t e = channel_value(g, c, k);
-      sum_dy += gy[e];
-      sum_dy_xhat += gy[e] * (x[e] - mean[c]) * invstd[c];
+      const T dy = batch_norm_dy(gy, y_relu, e);
+      sum_dy += dy;
+      sum_dy_xhat += dy * (x[e] - mean[c]) * invstd[c];
     }
     partial[2 * t] = sum_dy;
     partial[2 * t + 1] = sum_dy_xhat;
@@ -136,6 +147,7 @@ struct BatchNormInputGrad {
   BatchNormGeometry g;
   const T* x;
   const T* gy;
+  const T* y_relu;
   const T* mean;
   const T* invstd;
   const T* w;
@@ -147,7 +159,7 @@ struct BatchNormInputGrad {
     const std::int64_t c = (e / g.hw) % g.c;
     const double m = static_cast<double>(g.n * g.hw);
     const T k = invstd[c] * (w ? w[c] : T(1));
-    T d = gy[e];
+    T d = batch_norm_dy(gy, y_relu, e);
     if (training) {
       const T xhat = (x[e] - mean[c]) * invstd[c];
       d = static_cast<T>(d - sums[2 * c] / m - xhat * sums[2 * c + 1] / m);
@@ -180,25 +192,28 @@ void batch_norm_eval_stats(Tag, const BatchNormGeometry& g, const T* running_mea
   for_each_index(g.c, BatchNormRunning<T>{running_mean, running_var, mean, invstd, eps});
 }
 
-/// y = (x - mean[c]) * invstd[c] * w[c] + b[c]   (w, b may be null)
+/// y = (x - mean[c]) * invstd[c] * w[c] + b[c]   (w, b may be null), and with `relu`
+/// relu(y).
 template <typename T>
 void batch_norm_apply(Tag, const BatchNormGeometry& g, const T* x, const T* mean, const T* invstd, const T* w,
-                      const T* b, T* y) {
-  for_each_index(g.n * g.c * g.hw, detail::BatchNormApply<T>{g, x, mean, invstd, w, b, y});
+                      const T* b, T* y, bool relu) {
+  for_each_index(g.n * g.c * g.hw, detail::BatchNormApply<T>{g, x, mean, invstd, w, b, y, relu});
 }
 
 /// Gradients of batch_norm (see the CPU kernel for the formulas). `sums` is device scratch
-/// of 2 * C doubles. Any of dx, dw, db may be null.
+/// of 2 * C doubles. Any of dx, dw, db may be null; y_relu too (else the output of the
+/// ReLU fused after batch_norm: dy = gy where it is positive).
 template <typename T>
 void batch_norm_backward(Tag, const BatchNormGeometry& g, const T* x, const T* mean, const T* invstd, const T* w,
-                         const T* gy, bool training, T* dx, bool acc_dx, T* dw, bool acc_dw, T* db, bool acc_db,
-                         double* sums) {
+                         const T* gy, const T* y_relu, bool training, T* dx, bool acc_dx, T* dw, bool acc_dw, T* db,
+                         bool acc_db, double* sums) {
   detail::DeviceScratch<double> partial(2 * g.c * detail::kParts);
-  for_each_index(g.c * detail::kParts, detail::BatchNormGradPartials<T>{g, x, gy, mean, invstd, partial.data()});
+  for_each_index(g.c * detail::kParts,
+                 detail::BatchNormGradPartials<T>{g, x, gy, y_relu, mean, invstd, partial.data()});
   for_each_index(g.c, detail::BatchNormGradSums<T>{partial.data(), sums, dw, acc_dw, db, acc_db});
   if (dx)
     for_each_index(g.n * g.c * g.hw,
-                   detail::BatchNormInputGrad<T>{g, x, gy, mean, invstd, w, sums, training, dx, acc_dx});
+                   detail::BatchNormInputGrad<T>{g, x, gy, y_relu, mean, invstd, w, sums, training, dx, acc_dx});
 }
 
 }  // namespace tinynet::backend::cuda

@@ -24,13 +24,10 @@ inline std::int64_t bn_grain(std::int64_t per_index) {
 }
 
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
-/// The input types the vector paths read (load_elems): float, and bfloat16 from AVX-512 up.
+/// The input types the vector paths read (load_elems): float, and bfloat16 where the level
+/// has batch_norm's bfloat16 kernels.
 template <typename X>
-inline constexpr bool kBnVector = std::is_same_v<X, float>
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
-                                  || std::is_same_v<X, bfloat16>
-#endif
-    ;
+inline constexpr bool kBnVector = std::is_same_v<X, float> || (std::is_same_v<X, bfloat16> && Level::batch_norm_bf16);
 
 /// v in the lanes of m, zero in the others.
 inline Vec zero_outside(Mask m, Vec v) {
@@ -96,16 +93,19 @@ void plane_moments(const X* p, std::int64_t n, double& total, double& m2) {
   m2 = q;
 }
 
-/// sum(dy) and sum(dy (x - mean)) over the n elements of one plane of x and gy.
+/// sum(dy) and sum(dy (x - mean)) over the n elements of one plane of x and gy; dy is gy,
+/// or, through a ReLU whose output was y_relu (not null), gy where y_relu > 0.
 template <typename X, typename T>
-void plane_grad_sums(const X* x, const T* gy, std::int64_t n, T mean, double& sum_dy, double& sum_dy_xc) {
+void plane_grad_sums(const X* x, const T* gy, const T* y_relu, std::int64_t n, T mean, double& sum_dy,
+                     double& sum_dy_xc) {
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
   if constexpr (std::is_same_v<T, float> && kBnVector<X>) {
     if (n >= kLanes) {
       const Vec mv = Vec::set1(mean);
       double s[2] = {0, 0};
       add_run_sums(n, s, [&](std::int64_t i, Mask m, Vec(&acc)[2]) {
-        const Vec g = Vec::load(gy + i, m);  // zero outside m, so are both terms
+        Vec g = Vec::load(gy + i, m);  // zero outside m, so are both terms
+        if (y_relu) g = where_positive(Vec::load(y_relu + i, m), g);
         acc[0] = acc[0] + g;
         acc[1] = fmadd(g, load_elems(x + i, m) - mv, acc[1]);
       });
@@ -117,8 +117,9 @@ void plane_grad_sums(const X* x, const T* gy, std::int64_t n, T mean, double& su
 #endif
   double s = 0, sx = 0;
   for (std::int64_t j = 0; j < n; ++j) {
-    s += gy[j];
-    sx += static_cast<double>(gy[j]) * (static_cast<double>(x[j]) - static_cast<double>(mean));
+    const T dy = y_relu ? Relu{}.backward(gy[j], T(0), y_relu[j]) : gy[j];
+    s += dy;
+    sx += static_cast<double>(dy) * (static_cast<double>(x[j]) - static_cast<double>(mean));
   }
   sum_dy = s;
   sum_dy_xc = sx;
@@ -159,7 +160,7 @@ void batch_norm_train_stats(Level, const BatchNormGeometry& g, const X* x, T* me
 /// batch_norm_apply at this level.
 template <typename X, typename T>
 void batch_norm_apply(Level, const BatchNormGeometry& g, const X* x, const T* mean, const T* invstd, const T* w,
-                      const T* b, T* y) {
+                      const T* b, T* y, bool relu) {
   parallel_for(g.n * g.c, detail::bn_grain(g.hw), [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t r = lo; r < hi; ++r) {
       const std::int64_t c = r % g.c;
@@ -167,7 +168,11 @@ void batch_norm_apply(Level, const BatchNormGeometry& g, const X* x, const T* me
       const X* p = x + r * g.hw;
       T* q = y + r * g.hw;
       // x - mean first: folding the mean into the shift would cancel where it is large.
-      for (std::int64_t j = 0; j < g.hw; ++j) q[j] = (static_cast<T>(p[j]) - mu) * scale + shift;
+      // Two loops, so that each is a plain one the compiler vectorises.
+      if (relu)
+        for (std::int64_t j = 0; j < g.hw; ++j) q[j] = Relu{}.forward((static_cast<T>(p[j]) - mu) * scale + shift);
+      else
+        for (std::int64_t j = 0; j < g.hw; ++j) q[j] = (static_cast<T>(p[j]) - mu) * scale + shift;
     }
   });
 }
@@ -175,17 +180,20 @@ void batch_norm_apply(Level, const BatchNormGeometry& g, const X* x, const T* me
 /// batch_norm_backward at this level: each plane's sums, then per channel; dx per plane as
 /// k dy + kx (x - mean) + k0, with k = w invstd and, in training, kx = -k invstd
 /// sum(dy xhat) / M, k0 = -k sum(dy) / M (else 0).
+/// dy is gy, or, fused with the ReLU after it (y_relu, its output, not null), gy where
+/// y_relu > 0.
 template <typename X, typename T>
 void batch_norm_backward(Level, const BatchNormGeometry& g, const X* x, const T* mean, const T* invstd, const T* w,
-                         const T* gy, bool training, X* dx, bool acc_dx, T* dw, bool acc_dw, T* db, bool acc_db,
-                         double* sums) {
+                         const T* gy, const T* y_relu, bool training, X* dx, bool acc_dx, T* dw, bool acc_dw, T* db,
+                         bool acc_db, double* sums) {
   const std::int64_t planes = g.n * g.c;
   const std::int64_t grain = detail::bn_grain(g.hw);
   Scratch<double> parts(2 * planes);  // plane r: sum(dy), sum(dy (x - mean))
   double* part = parts.data();
   parallel_for(planes, grain, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t r = lo; r < hi; ++r)
-      detail::plane_grad_sums(x + r * g.hw, gy + r * g.hw, g.hw, mean[r % g.c], part[2 * r], part[2 * r + 1]);
+      detail::plane_grad_sums(x + r * g.hw, gy + r * g.hw, y_relu ? y_relu + r * g.hw : nullptr, g.hw, mean[r % g.c],
+                              part[2 * r], part[2 * r + 1]);
   });
   parallel_for(g.c, detail::bn_grain(g.n), [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t c = lo; c < hi; ++c) {
@@ -211,22 +219,35 @@ void batch_norm_backward(Level, const BatchNormGeometry& g, const X* x, const T*
       const T k0 = training ? static_cast<T>(-static_cast<double>(k) * sums[2 * c] / m) : T(0);
       const X* xp = x + r * g.hw;
       const T* gp = gy + r * g.hw;
+      const T* yp = y_relu ? y_relu + r * g.hw : nullptr;
       X* dp = dx + r * g.hw;
-      // Four loops, so that each is a plain one the compiler vectorises; without batch
-      // statistics x is not read (an infinite x would make 0 * (x - mean) NaN). A bfloat16
-      // gradient is added to as the cast it replaces would: the term rounded, then the sum
-      // (for float and double, `in` and `out` are no-ops).
+      // Plain loops (one per case) that the compiler vectorises; without batch statistics x
+      // is not read (an infinite x would make 0 * (x - mean) NaN). A bfloat16 gradient is
+      // added to as the cast it replaces would: the term rounded, then the sum (for float
+      // and double, `in` and `out` are no-ops).
       const auto in = [](X v) { return static_cast<T>(v); };
       const auto out = [](T v) { return static_cast<X>(v); };
-      if (training && acc_dx)
-        for (std::int64_t j = 0; j < g.hw; ++j)
-          dp[j] = out(in(dp[j]) + in(out(k * gp[j] + kx * (in(xp[j]) - mu) + k0)));
-      else if (training)
-        for (std::int64_t j = 0; j < g.hw; ++j) dp[j] = out(k * gp[j] + kx * (in(xp[j]) - mu) + k0);
-      else if (acc_dx)
-        for (std::int64_t j = 0; j < g.hw; ++j) dp[j] = out(in(dp[j]) + in(out(k * gp[j])));
+      const auto loops = [&](auto through_relu) {
+        const auto dy = [&](std::int64_t j) {
+          if constexpr (decltype(through_relu)::value)
+            return Relu{}.backward(gp[j], T(0), yp[j]);
+          else
+            return gp[j];
+        };
+        if (training && acc_dx)
+          for (std::int64_t j = 0; j < g.hw; ++j)
+            dp[j] = out(in(dp[j]) + in(out(k * dy(j) + kx * (in(xp[j]) - mu) + k0)));
+        else if (training)
+          for (std::int64_t j = 0; j < g.hw; ++j) dp[j] = out(k * dy(j) + kx * (in(xp[j]) - mu) + k0);
+        else if (acc_dx)
+          for (std::int64_t j = 0; j < g.hw; ++j) dp[j] = out(in(dp[j]) + in(out(k * dy(j))));
+        else
+          for (std::int64_t j = 0; j < g.hw; ++j) dp[j] = out(k * dy(j));
+      };
+      if (yp)
+        loops(std::true_type{});
       else
-        for (std::int64_t j = 0; j < g.hw; ++j) dp[j] = out(k * gp[j]);
+        loops(std::false_type{});
     }
   });
 }

@@ -12,6 +12,7 @@
 #include "tinynet/backend/cpu/simd/bf16_operands.inl"
 #include "tinynet/backend/cpu/simd/bf16_products.inl"
 #include "tinynet/backend/cpu/simd/philox.inl"
+#include "tinynet/backend/cpu/simd/winograd_planes.inl"
 #include "tinynet/backend/cpu/simd/winograd.inl"
 #include "tinynet/backend/cpu/simd/conv2d_one_channel.inl"
 #include "tinynet/backend/cpu/simd/conv2d.inl"
