@@ -38,6 +38,7 @@ TEST_CASE("elementwise ops and broadcasting match the CPU", "[cuda]") {
   check_same_on_device([](Inputs x) { return x[0] * 3.0 + 1.5; }, {a});
   check_same_on_device([](Inputs x) { return -x[0]; }, {a});
   check_same_on_device([](Inputs x) { return relu(x[0]); }, {a});
+  check_same_on_device([](Inputs x) { return add_relu(x[0], x[1]); }, {a, b});
   check_same_on_device([](Inputs x) { return sigmoid(x[0]); }, {a});
   check_same_on_device([](Inputs x) { return tanh(x[0]); }, {a});
   check_same_on_device([](Inputs x) { return exp(x[0]); }, {a});

@@ -46,6 +46,28 @@ TEST_CASE("Residual: y = body(x) + x, the body's layers called as in a Sequentia
   for (std::int64_t i = 0; i < y.numel(); ++i) CHECK(y.data<float>()[i] == expected.data<float>()[i]);
 }
 
+TEST_CASE("Residual absorbs the ReLU after it: add_relu, the same values and gradients", "[nn][residual]") {
+  manual_seed(5);
+  Sequential<Input<2, 5, 5>, Residual<Conv2d<2, 3, 1, 1>, BatchNorm2d, ReLU, Conv2d<2, 3, 1, 1>>, ReLU> fused;
+  Sequential<Input<2, 5, 5>, Residual<Conv2d<2, 3, 1, 1>, BatchNorm2d, ReLU, Conv2d<2, 3, 1, 1>>> block;
+  block.load_state_dict(fused.state_dict());
+  const Tensor x = randn({3, 2, 5, 5});
+  const Tensor y = fused(x), expected = relu(block(x));
+  CHECK(y.grad_fn()->name() == std::string("add_relu"));
+  const std::vector<float> yv(y.data<float>(), y.data<float>() + y.numel());
+  CHECK(yv == std::vector<float>(expected.data<float>(), expected.data<float>() + expected.numel()));
+  sum(y).backward();
+  sum(expected).backward();
+  const auto fused_grads = fused.named_parameters(), block_grads = block.named_parameters();
+  REQUIRE(fused_grads.size() == block_grads.size());
+  for (std::size_t i = 0; i < fused_grads.size(); ++i) {
+    INFO(fused_grads[i].first);
+    const Tensor g = fused_grads[i].second.grad(), e = block_grads[i].second.grad();
+    CHECK(std::vector<float>(g.data<float>(), g.data<float>() + g.numel()) ==
+          std::vector<float>(e.data<float>(), e.data<float>() + e.numel()));
+  }
+}
+
 TEST_CASE("Residual: PyTorch-style names, parameters and buffers of both paths", "[nn][residual]") {
   ResNet20 net;
   CHECK(net.num_parameters() == ResNet20::parameter_count);

@@ -132,3 +132,36 @@ TEST_CASE("leaky_relu: NaN and infinities as PyTorch's, in the vectorised loop t
   }
   CHECK(wrong == 0);
 }
+
+TEST_CASE("add_relu: relu(a + b) in one op, the same bits forward and backward", "[ops][activations][gradcheck]") {
+  for (const DType dtype : {DType::float32, DType::float64}) {
+    INFO(dtype);
+    const Shape shape{3, 4, 5, 7};
+    // a also feeds a second term, so that add_relu's gradient is added to another; b is
+    // used once.
+    const auto run = [&](bool fused) {
+      const Tensor a = random_input(shape, 70, false, -2.0, 2.0).to(dtype).requires_grad_();
+      const Tensor b = random_input(shape, 71, false, -2.0, 2.0).to(dtype).requires_grad_();
+      const Tensor y = fused ? add_relu(a, b) : relu(add(a, b));
+      CHECK(y.grad_fn()->name() == std::string(fused ? "add_relu" : "relu"));
+      add(sum(mul(y, random_input(shape, 72, false).to(dtype))), sum(mul(a, a))).backward();
+      return std::vector<std::vector<double>>{values(y), values(a.grad()), values(b.grad())};
+    };
+    CHECK(run(true) == run(false));
+  }
+  // One operand twice: both gradients land on it.
+  const Tensor x = random_input({2, 9}, 73, false).requires_grad_(), x2 = x.detach().requires_grad_();
+  sum(add_relu(x, x)).backward();
+  sum(relu(add(x2, x2))).backward();
+  CHECK(values(x.grad()) == values(x2.grad()));
+  check_gradients([](std::span<const Tensor> in) { return add_relu(in[0], in[1]); },
+                  {away_from_zero({2, 3, 4}, 74), random_input({2, 3, 4}, 75, true, -0.01, 0.01)});
+  // Broadcasting and bfloat16 operands take the two ops.
+  const Tensor row = random_input({4}, 76, false);
+  CHECK(values(add_relu(random_input({3, 4}, 77, false), row)) ==
+        values(relu(add(random_input({3, 4}, 77, false), row))));
+  const Tensor h = cast(random_input({3, 4}, 78, false), DType::bfloat16);
+  CHECK(add_relu(h, h).dtype() == DType::bfloat16);
+  CHECK(values(cast(add_relu(h, h), DType::float64)) == values(cast(relu(add(h, h)), DType::float64)));
+  CHECK_THROWS_WITH(add_relu(zeros({2}), zeros({2}, {.dtype = DType::float64})), Catch::Contains("add_relu"));
+}

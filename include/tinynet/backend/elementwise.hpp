@@ -135,6 +135,15 @@ struct Relu {  // dy/dx = [y > 0]
     return y > T(0) ? g : T(0);
   }
 };
+/// y[i] = relu(a[i] + b[i]): a residual connection's sum and the ReLU after it in one
+/// pass (add_relu); the gradient of each operand is Relu's through y.
+template <typename T>
+struct AddReluForward {
+  const T* a;
+  const T* b;
+  T* y;
+  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const { y[i] = Relu{}.forward(a[i] + b[i]); }
+};
 struct Sigmoid {  // dy/dx = y (1 - y)
   static constexpr const char* kName = "sigmoid";
   static constexpr bool kSavesX = false, kSavesY = true;

@@ -19,6 +19,7 @@
 
 #include <type_traits>
 
+#include "tinynet/nn/activation.hpp"
 #include "tinynet/nn/module.hpp"
 #include "tinynet/nn/sample.hpp"
 #include "tinynet/nn/sequential.hpp"
@@ -77,6 +78,9 @@ class Residual<Body<BodyLayers...>, Shortcut<ShortcutLayers...>>
   }
 
   Tensor forward(const Tensor& x) { return add(body_.forward(x), shortcut_.forward(x)); }
+  /// relu(forward(x)) with the sum and the ReLU as one op (add_relu): a Residual absorbs
+  /// the ReLU after it (Sequential calls this for that pair).
+  Tensor forward_with(const ReLU&, const Tensor& x) { return add_relu(body_.forward(x), shortcut_.forward(x)); }
 
   /// The two paths, each a chain of layers with visit(v, prefix) (exporters walk them).
   body_chain& body() { return body_; }
@@ -115,6 +119,8 @@ class Residual : public Module<Residual<Layers...>> {
   }
 
   Tensor forward(const Tensor& x) { return add(body_.forward(x), x); }
+  /// relu(forward(x)) with the sum and the ReLU as one op (add_relu), as above.
+  Tensor forward_with(const ReLU&, const Tensor& x) { return add_relu(body_.forward(x), x); }
 
   /// The main path, a chain of layers with visit(v, prefix) (exporters walk it).
   body_chain& body() { return body_; }

@@ -40,6 +40,12 @@ TINYNET_OP Tensor neg(const Tensor& x);
 /// max(x, 0)
 TINYNET_OP Tensor relu(const Tensor& x);
 
+/// relu(a + b) in one op (PyTorch's internal `_add_relu`): a residual connection's sum and
+/// the ReLU after it, without a pass of the ReLU's own (Residual absorbs the ReLU after it
+/// through it). The same values and gradients as the two ops; operands of different shapes
+/// or of bfloat16 run as those two ops.
+TINYNET_OP Tensor add_relu(const Tensor& a, const Tensor& b);
+
 /// 1 / (1 + e^-x)
 TINYNET_OP Tensor sigmoid(const Tensor& x);
 
@@ -218,6 +224,29 @@ class UnaryNode final : public autograd::Node {
   Tensor x_, y_;
 };
 
+// y = relu(a + b), a and b of one shape: each operand's gradient is gy where y > 0.
+class AddReluNode final : public autograd::Node {
+ public:
+  explicit AddReluNode(Tensor y) : y_(std::move(y)) {}
+  const char* name() const override { return "add_relu"; }
+  void release() override { y_ = Tensor(); }
+
+  void backward(const Tensor& gy) override {
+    for (std::size_t i = 0; i < 2; ++i) {
+      if (!needs_input_grad(i)) continue;
+      const autograd::GradSlot slot = input_grad(i);
+      dispatch(gy, name(), [&]<typename T>(auto be) {
+        for_each_index(be, gy.numel(),
+                       backend::UnaryBackward<backend::Relu, T>{
+                           {}, nullptr, y_.data<T>(), gy.data<T>(), slot.grad.data<T>(), slot.accumulate});
+      });
+    }
+  }
+
+ private:
+  Tensor y_;
+};
+
 template <typename Op>
 Tensor unary(const Tensor& x, Op op = {}) {
   check_activation_input(Op::kName, x);
@@ -252,6 +281,19 @@ TINYNET_OP Tensor minimum(const Tensor& a, const Tensor& b) {
 TINYNET_OP Tensor neg(const Tensor& x) { return ops::detail::unary<backend::Neg>(x); }
 
 TINYNET_OP Tensor relu(const Tensor& x) { return ops::detail::unary<backend::Relu>(x); }
+
+TINYNET_OP Tensor add_relu(const Tensor& a, const Tensor& b) {
+  using namespace ops::detail;
+  if (!a.defined() || !b.defined() || a.shape() != b.shape() || !is_floating(a.dtype())) return relu(add(a, b));
+  check_float_input("add_relu", a, "first operand");
+  check_same_kind("add_relu", a, b, "second operand");
+  Tensor y = new_output(a.shape(), a);
+  dispatch(a, "add_relu", [&]<typename T>(auto be) {
+    for_each_index(be, y.numel(), backend::AddReluForward<T>{a.data<T>(), b.data<T>(), y.data<T>()});
+  });
+  if (autograd::any_needs_grad(a, b)) autograd::record(y, std::make_shared<AddReluNode>(y.detach()), {&a, &b});
+  return y;
+}
 
 TINYNET_OP Tensor sigmoid(const Tensor& x) { return ops::detail::unary<backend::Sigmoid>(x); }
 

@@ -1,5 +1,5 @@
-// The layers' ops (leaky_relu, gelu, silu, adaptive_avg_pool2d, batch_norm and batch_norm_relu over [N, C] and
-// [N, C, L]) and the layers built on them against PyTorch.
+// The layers' ops (leaky_relu, add_relu, gelu, silu, adaptive_avg_pool2d, batch_norm and batch_norm_relu over [N, C]
+// and [N, C, L]) and the layers built on them against PyTorch.
 
 #include "reference.hpp"
 
@@ -12,6 +12,8 @@ TINYNET_TORCH_CASES(activations) {
   check("leaky_relu", "F.leaky_relu(a)", {a}, [](const Inputs& in) { return leaky_relu(in[0]); });
   check("leaky_relu 0.2", "F.leaky_relu(a, 0.2)", {a}, [](const Inputs& in) { return leaky_relu(in[0], 0.2); });
   check("leaky_relu -0.5", "F.leaky_relu(a, -0.5)", {a}, [](const Inputs& in) { return leaky_relu(in[0], -0.5); });
+  check("add_relu", "F.relu(a + b)", {a, input({4, 6}, 14, -4.0, 4.0)},
+        [](const Inputs& in) { return add_relu(in[0], in[1]); });
   check("gelu", "F.gelu(a)", {a}, [](const Inputs& in) { return gelu(in[0]); });
   check("gelu tails", "F.gelu(a)", {input({50}, 12, -12.0, 12.0)}, [](const Inputs& in) { return gelu(in[0]); });
   check("gelu tanh", "F.gelu(a, approximate='tanh')", {a}, [](const Inputs& in) { return gelu(in[0], "tanh"); });
