@@ -143,6 +143,28 @@ TEST_CASE("batch_norm and batch_norm_relu match the CPU in training and evaluati
   }
 }
 
+TEST_CASE("batch_norm_relu and add_relu on the device: the same bits as the two ops there", "[cuda]") {
+  // Values and every gradient, fused against unfused, both on the device; x also feeds a
+  // second term, so that the fused op's input gradient is added to another.
+  const auto run = [](bool fused, bool residual) {
+    const Tensor x = on_device(input32({4, 3, 5, 6}, 32)), w = on_device(input32({3}, 33));
+    const Tensor b = on_device(input32({3}, 34)), z = on_device(input32({4, 3, 5, 6}, 35));
+    const Tensor y = residual ? (fused ? add_relu(x, z) : relu(add(x, z)))
+                              : (fused ? batch_norm_relu(x, Tensor(), Tensor(), w, b)
+                                       : relu(batch_norm(x, Tensor(), Tensor(), w, b)));
+    CHECK(y.grad_fn()->name() == std::string(fused ? (residual ? "add_relu" : "batch_norm_relu") : "relu"));
+    add(sum(mul(y, on_device(input32({4, 3, 5, 6}, 36, false)))), sum(mul(x, x))).backward();
+    std::vector<std::vector<double>> out{values(host(y)), values(host(x.grad()))};
+    for (const Tensor& t : {w, b, z})
+      if (t.grad().defined()) out.push_back(values(host(t.grad())));
+    return out;
+  };
+  for (bool residual : {false, true}) {
+    INFO((residual ? "add_relu" : "batch_norm_relu"));
+    CHECK(run(true, residual) == run(false, residual));
+  }
+}
+
 TEST_CASE("dropout draws the same masks on the device as on the CPU", "[cuda]") {
   const Tensor x = input32({64, 32, 5, 5}, 30, false);
   Generator g_cpu(7), g_dev(7);

@@ -106,5 +106,15 @@ TEST_CASE("BatchNorm2d absorbs the ReLU after it in Sequential: batch_norm_relu,
       CHECK(std::equal(u.data<float>(), u.data<float>() + u.numel(), v.data<float>()));
     }
     CHECK(a.integer("0.num_batches_tracked") == b.integer("num_batches_tracked"));
+    sum(mul(y, x)).backward();
+    sum(mul(expected, x)).backward();
+    const auto fused_params = fused.named_parameters(), alone_params = alone.named_parameters();
+    REQUIRE(fused_params.size() == alone_params.size());
+    for (std::size_t i = 0; i < fused_params.size(); ++i) {
+      const Tensor g = fused_params[i].second.grad(), e = alone_params[i].second.grad();
+      CHECK(std::equal(g.data<float>(), g.data<float>() + g.numel(), e.data<float>()));
+    }
+    fused.zero_grad();
+    alone.zero_grad();
   }
 }

@@ -68,6 +68,22 @@ TEST_CASE("Residual absorbs the ReLU after it: add_relu, the same values and gra
   }
 }
 
+TEST_CASE("Residual absorbs the ReLU after it under autocast: a float32 body beside a bfloat16 shortcut",
+          "[nn][residual][autocast]") {
+  // Under autocast a convolution's output is bfloat16 and batch norm's float32: the sum
+  // promotes to float32, as add does.
+  manual_seed(6);
+  Sequential<Input<3, 8, 8>, Residual<Body<Conv2d<4, 3, 1, 1>, BatchNorm2d>, Shortcut<Conv2d<4, 1, 1, 0>>>, ReLU> fused;
+  Sequential<Input<3, 8, 8>, Residual<Body<Conv2d<4, 3, 1, 1>, BatchNorm2d>, Shortcut<Conv2d<4, 1, 1, 0>>>> block;
+  block.load_state_dict(fused.state_dict());
+  const Tensor x = randn({2, 3, 8, 8});
+  autocast scope(DeviceType::cpu, DType::bfloat16);
+  const Tensor y = fused(x), expected = relu(block(x));
+  REQUIRE(y.dtype() == DType::float32);
+  CHECK(std::vector<float>(y.data<float>(), y.data<float>() + y.numel()) ==
+        std::vector<float>(expected.data<float>(), expected.data<float>() + expected.numel()));
+}
+
 TEST_CASE("Residual: PyTorch-style names, parameters and buffers of both paths", "[nn][residual]") {
   ResNet20 net;
   CHECK(net.num_parameters() == ResNet20::parameter_count);

@@ -163,5 +163,12 @@ TEST_CASE("add_relu: relu(a + b) in one op, the same bits forward and backward",
   const Tensor h = cast(random_input({3, 4}, 78, false), DType::bfloat16);
   CHECK(add_relu(h, h).dtype() == DType::bfloat16);
   CHECK(values(cast(add_relu(h, h), DType::float64)) == values(cast(relu(add(h, h)), DType::float64)));
+  // A float32 operand beside a bfloat16 one: promoted as add promotes (a residual sum under
+  // autocast, batch norm's float32 output beside a convolution's bfloat16 one).
+  const Tensor f = random_input({3, 4}, 79, false).to(DType::float32);
+  for (const auto& [x, y] : {std::pair{f, h}, std::pair{h, f}}) {
+    REQUIRE(add_relu(x, y).dtype() == DType::float32);
+    CHECK(values(add_relu(x, y)) == values(relu(add(x, y))));
+  }
   CHECK_THROWS_WITH(add_relu(zeros({2}), zeros({2}, {.dtype = DType::float64})), Catch::Contains("add_relu"));
 }

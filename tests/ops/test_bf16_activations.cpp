@@ -253,8 +253,10 @@ TEST_CASE("ops without bfloat16 kernels run in float32: bfloat16 results rounded
   CHECK(values(argmax(p, 1).to(DType::float64)) == values(argmax(p.to(DType::float32), 1).to(DType::float64)));
 }
 
-TEST_CASE("batch_norm under autocast reads a bfloat16 input as it is: float32's values, its gradient rounded once",
-          "[ops][bf16][autocast]") {
+TEST_CASE(
+    "batch_norm under autocast reads a bfloat16 input as it is, batch_norm_relu too: float32's values, its gradient "
+    "rounded once",
+    "[ops][bf16][autocast]") {
   // Where the backend reads the bfloat16 input itself (from the AVX-512 level up) and
   // where it casts it first (below; ops_tests@avx2 runs this too), the result is float32's
   // on the input's values, bit for bit, and the input's gradient float32's rounded once.

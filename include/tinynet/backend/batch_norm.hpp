@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "tinynet/backend/elementwise.hpp"
 #include "tinynet/core/config.hpp"
 
 namespace tinynet::backend {
@@ -32,6 +33,13 @@ struct BatchNormFinalize {
     if (running_var) running_var[c] = static_cast<T>((1 - momentum) * running_var[c] + momentum * var[c] * unbias);
   }
 };
+
+/// batch_norm's output gradient at i: gy, or, where the op ran with the ReLU after it
+/// (batch_norm_relu), gy through that ReLU, whose output y_relu (null otherwise) was saved.
+template <typename T>
+TINYNET_HOST_DEVICE T batch_norm_dy(const T* gy, const T* y_relu, std::int64_t i) {
+  return y_relu ? Relu{}.backward(gy[i], T(0), y_relu[i]) : gy[i];
+}
 
 /// Channel c in evaluation: the running statistics are the statistics.
 template <typename T>

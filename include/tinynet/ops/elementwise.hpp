@@ -42,8 +42,9 @@ TINYNET_OP Tensor relu(const Tensor& x);
 
 /// relu(a + b) in one op (PyTorch's internal `_add_relu`): a residual connection's sum and
 /// the ReLU after it, without a pass of the ReLU's own (Residual absorbs the ReLU after it
-/// through it). The same values and gradients as the two ops; operands of different shapes
-/// or of bfloat16 run as those two ops.
+/// through it). The same values and gradients as the two ops; operands of different shapes,
+/// or a bfloat16 one (beside a bfloat16 or a float32 one, promoted as add promotes), run as
+/// those two ops.
 TINYNET_OP Tensor add_relu(const Tensor& a, const Tensor& b);
 
 /// 1 / (1 + e^-x)
@@ -284,8 +285,11 @@ TINYNET_OP Tensor relu(const Tensor& x) { return ops::detail::unary<backend::Rel
 
 TINYNET_OP Tensor add_relu(const Tensor& a, const Tensor& b) {
   using namespace ops::detail;
-  if (!a.defined() || !b.defined() || a.shape() != b.shape() || !is_floating(a.dtype())) return relu(add(a, b));
-  check_float_input("add_relu", a, "first operand");
+  check_activation_input("add_relu", a, "first operand");
+  check_activation_input("add_relu", b, "second operand");
+  // A bfloat16 operand computes in float32 (binary()'s promotion), and operands of
+  // different shapes broadcast: both as the two ops.
+  if (a.dtype() == DType::bfloat16 || b.dtype() == DType::bfloat16 || a.shape() != b.shape()) return relu(add(a, b));
   check_same_kind("add_relu", a, b, "second operand");
   Tensor y = new_output(a.shape(), a);
   dispatch(a, "add_relu", [&]<typename T>(auto be) {

@@ -13,7 +13,6 @@
 #include "tinynet/backend/batch_norm.hpp"
 #include "tinynet/backend/cuda/detail/launch.hpp"
 #include "tinynet/backend/cuda/detail/scratch.hpp"
-#include "tinynet/backend/elementwise.hpp"
 
 namespace tinynet::backend::cuda {
 
@@ -90,12 +89,6 @@ struct BatchNormApply {
     y[e] = relu ? Relu{}.forward(v) : v;
   }
 };
-
-// dy at e: gy, or through the ReLU whose output was y_relu (when not null).
-template <typename T>
-TINYNET_HOST_DEVICE inline T batch_norm_dy(const T* gy, const T* y_relu, std::int64_t e) {
-  return y_relu ? Relu{}.backward(gy[e], T(0), y_relu[e]) : gy[e];
-}
 
 // partial[2 (c * kParts + p)] and [... + 1]: share p of channel c's sum(dy) and sum(dy xhat).
 template <typename T>

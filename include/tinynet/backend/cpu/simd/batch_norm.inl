@@ -117,7 +117,7 @@ void plane_grad_sums(const X* x, const T* gy, const T* y_relu, std::int64_t n, T
 #endif
   double s = 0, sx = 0;
   for (std::int64_t j = 0; j < n; ++j) {
-    const T dy = y_relu ? Relu{}.backward(gy[j], T(0), y_relu[j]) : gy[j];
+    const T dy = batch_norm_dy(gy, y_relu, j);
     s += dy;
     sx += static_cast<double>(dy) * (static_cast<double>(x[j]) - static_cast<double>(mean));
   }
