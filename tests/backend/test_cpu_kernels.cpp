@@ -11,8 +11,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <random>
+#include <string>
 #include <tinynet/backend/cpu/conv2d.hpp>
 #include <tinynet/backend/cpu/kernels_for_isa.hpp>
 #include <vector>
@@ -23,11 +25,12 @@ namespace cpu = tinynet::backend::cpu;
 
 /// Calls `call` (a function name and its arguments) in the namespace of the level in use.
 #if defined(TINYNET_CPU_X86)
-#define AT_LEVEL(call)                                          \
-  (cpu::isa() == cpu::Isa::avx512_bf16 ? cpu::avx512_bf16::call \
-   : cpu::isa() == cpu::Isa::avx512    ? cpu::avx512::call      \
-   : cpu::isa() == cpu::Isa::avx2      ? cpu::avx2::call        \
-                                       : cpu::baseline::call)
+#define AT_LEVEL(call)                                            \
+  (cpu::isa() == cpu::Isa::amx           ? cpu::amx::call         \
+   : cpu::isa() == cpu::Isa::avx512_bf16 ? cpu::avx512_bf16::call \
+   : cpu::isa() == cpu::Isa::avx512      ? cpu::avx512::call      \
+   : cpu::isa() == cpu::Isa::avx2        ? cpu::avx2::call        \
+                                         : cpu::baseline::call)
 #else
 #define AT_LEVEL(call) cpu::baseline::call
 #endif
@@ -41,10 +44,11 @@ bool has_vector_gemms() {
 
 #if defined(TINYNET_CPU_X86)
 /// Calls `call` at the vector level in use (avx2 or avx512).
-#define AT_VECTOR_LEVEL(call)                                   \
-  (cpu::isa() == cpu::Isa::avx512_bf16 ? cpu::avx512_bf16::call \
-   : cpu::isa() == cpu::Isa::avx512    ? cpu::avx512::call      \
-                                       : cpu::avx2::call)
+#define AT_VECTOR_LEVEL(call)                                     \
+  (cpu::isa() == cpu::Isa::amx           ? cpu::amx::call         \
+   : cpu::isa() == cpu::Isa::avx512_bf16 ? cpu::avx512_bf16::call \
+   : cpu::isa() == cpu::Isa::avx512      ? cpu::avx512::call      \
+                                         : cpu::avx2::call)
 #endif
 
 constexpr float kPad = -12345.0f;  // in the padding of C's rows; must survive
@@ -69,6 +73,26 @@ void check_sum(double got, double want, double scale) { REQUIRE(std::fabs(got - 
 }  // namespace
 
 #if defined(TINYNET_CPU_X86)
+TEST_CASE("TINYNET_CPU_ISA: each level by name, a cap above the CPU's falls back saying so, other values fail",
+          "[backend][cpu]") {
+  std::string notice;
+  for (auto level : {cpu::Isa::amx, cpu::Isa::avx512_bf16, cpu::Isa::avx512, cpu::Isa::avx2, cpu::Isa::baseline}) {
+    INFO(cpu::isa_name(level));
+    CHECK(cpu::choose_isa(cpu::isa_name(level), cpu::Isa::amx, notice) == level);
+    CHECK(notice.empty());
+  }
+  CHECK(cpu::choose_isa(nullptr, cpu::Isa::avx2, notice) == cpu::Isa::avx2);
+  CHECK(cpu::choose_isa("", cpu::Isa::amx, notice) == cpu::Isa::amx);
+  CHECK(cpu::choose_isa("amx", cpu::Isa::avx512_bf16, notice) == cpu::Isa::avx512_bf16);
+  CHECK(notice == "tinynet: TINYNET_CPU_ISA=amx but this CPU has at most avx512_bf16; using avx512_bf16");
+  REQUIRE_THROWS_WITH(cpu::choose_isa("amx512", cpu::Isa::amx, notice),
+                      "TINYNET_CPU_ISA=amx512: expected amx, avx512_bf16, avx512, avx2 or baseline");
+  // The level in use is at most the detected one, and amx only where the OS granted the tiles.
+  CHECK(static_cast<int>(cpu::isa()) <= static_cast<int>(cpu::detected_isa()));
+  if (cpu::isa() == cpu::Isa::amx) CHECK(cpu::request_amx_tiles());
+  if (!cpu::cpu_has_amx_bf16()) CHECK(cpu::detected_isa() != cpu::Isa::amx);
+}
+
 TEST_CASE("gemm_nt: C += A B^T for every remainder of its blocks", "[backend][cpu]") {
   if (!has_vector_gemms()) return;
   for (std::int64_t m = 1; m <= 9; ++m)
@@ -235,7 +259,7 @@ store_native(const float* in, tinynet::bfloat16* out, std::int64_t n) {
 
 TEST_CASE("bfloat16 stores by vcvtneps2bf16 round as bfloat16(float) does, denormals and NaNs included",
           "[backend][cpu]") {
-  if (cpu::isa() != cpu::Isa::avx512_bf16) {
+  if (cpu::isa() < cpu::Isa::avx512_bf16) {
     WARN("level " << cpu::isa_name(cpu::isa()) << ": no AVX512-BF16, store_native is not used");
     return;
   }
@@ -265,57 +289,144 @@ TEST_CASE("bfloat16 stores by vcvtneps2bf16 round as bfloat16(float) does, denor
 }
 #endif
 
+namespace {
+
+/// One case of the bfloat16 products' tests: random A (m x k, rows k + 3 apart), B (k x n,
+/// n + 5 apart), B^T and a bias, C's rows n + 2 apart, and the check of results against
+/// double sums of the rounded operands. Operands rounded to bfloat16 (8 significant bits)
+/// multiply exactly in float32, so the only error left is float32 summation of k terms:
+/// |got - want| <= gamma_k * sum |a b|, gamma_k = k u / (1 - k u), u = 2^-24 (Higham,
+/// Accuracy and Stability, 3.1), whatever the order; the bias adds one term.
+struct ProductCase {
+  ProductCase(std::int64_t m, std::int64_t n, std::int64_t k, std::uint32_t seed)
+      : m(m), n(n), k(k), lda(k + 3), ldb(n + 5), ldc(n + 2) {
+    a = random_floats(static_cast<std::size_t>(m * lda), seed);
+    b = random_floats(static_cast<std::size_t>(k * ldb), seed + 1);
+    bias = random_floats(static_cast<std::size_t>(m), seed + 2);
+    bt.resize(static_cast<std::size_t>(n * k));
+    for (std::int64_t p = 0; p < k; ++p)
+      for (std::int64_t j = 0; j < n; ++j) bt[j * k + p] = b[p * ldb + j];
+  }
+
+  /// C's rows filled with `value`, padding included.
+  std::vector<float> c_of(float value) const { return std::vector<float>(static_cast<std::size_t>(m * ldc), value); }
+
+  /// c = A B + bias (then ReLU, with `relu`; its padding left kPad), and each of `plus_half`
+  /// = A B + 0.5 (its padding left 0.5).
+  void check(const std::vector<float>& c, bool relu, std::initializer_list<const std::vector<float>*> plus_half) const {
+    const auto gamma = [](std::int64_t k) { return k * 0x1p-24 / (1 - k * 0x1p-24); };
+    const auto r = [](float v) { return static_cast<double>(tinynet::detail::round_to_bf16(v)); };
+    for (std::int64_t i = 0; i < m; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        double want = 0, mag = 0;
+        for (std::int64_t p = 0; p < k; ++p) {
+          want += r(a[i * lda + p]) * r(b[p * ldb + j]);
+          mag += std::fabs(r(a[i * lda + p]) * r(b[p * ldb + j]));
+        }
+        const double with_bias = want + bias[i];
+        const double bound = gamma(k + 1) * (mag + std::fabs(bias[i]));
+        const double got = c[i * ldc + j];
+        if (relu && with_bias < -bound)
+          REQUIRE(got == 0.0);
+        else if (!relu || with_bias > bound)
+          REQUIRE(std::fabs(got - with_bias) <= bound);
+        for (const auto* other : plus_half)
+          REQUIRE(std::fabs((*other)[i * ldc + j] - (want + 0.5)) <= gamma(k + 1) * (mag + 0.5));
+      }
+      REQUIRE(c[i * ldc + n] == kPad);  // the padding of C's rows stays untouched
+      for (const auto* other : plus_half) REQUIRE((*other)[i * ldc + n] == 0.5f);
+    }
+  }
+
+  std::int64_t m, n, k, lda, ldb, ldc;
+  std::vector<float> a, b, bt, bias;
+};
+
+}  // namespace
+
 TEST_CASE("bfloat16 products: gemm_rows and gemm_nt against double sums of the rounded operands", "[backend][cpu]") {
-  // Operands rounded to bfloat16 (8 significant bits) multiply exactly in float32, so the
-  // only error left is float32 summation of k terms: |got - want| <= gamma_k * sum |a b|,
-  // gamma_k = k u / (1 - k u), u = 2^-24 (Higham, Accuracy and Stability, 3.1), whatever
-  // the order; the bias adds one term. Native (vdpbf16ps) where the level in use has it.
+  // Native (vdpbf16ps, or AMX tiles) where the level in use has it.
   INFO("level " << cpu::isa_name(cpu::isa()) << (AT_LEVEL(bf16::kNative) ? ", vdpbf16ps" : ", rounded in float32"));
-  const auto gamma = [](std::int64_t k) { return k * 0x1p-24 / (1 - k * 0x1p-24); };
-  const auto r = [](float v) { return static_cast<double>(tinynet::detail::round_to_bf16(v)); };
   for (std::int64_t m : {1, 7, 9, 17})
     for (std::int64_t n : {1, 15, 16, 47, 49, 100})
       for (std::int64_t k : {1, 2, 3, 31, 33, 577, 1600}) {
         INFO("m " << m << " n " << n << " k " << k);
-        const std::int64_t lda = k + 3, ldb = n + 5, ldc = n + 2;
-        const auto a = random_floats(static_cast<std::size_t>(m * lda), 21),
-                   b = random_floats(static_cast<std::size_t>(k * ldb), 22),
-                   bias = random_floats(static_cast<std::size_t>(m), 23);
-        std::vector<float> bt(static_cast<std::size_t>(n * k));  // B^T, for gemm_nt
-        for (std::int64_t p = 0; p < k; ++p)
-          for (std::int64_t j = 0; j < n; ++j) bt[j * k + p] = b[p * ldb + j];
+        const ProductCase t(m, n, k, 21);
         auto buf_a = aligned_floats(cpu::bf16_operand_floats(m, k)),
              buf_b = aligned_floats(cpu::bf16_operand_floats(k, n)),
              buf_bt = aligned_floats(cpu::bf16_operand_floats(n, k));
-        const auto a16 = AT_LEVEL(bf16::rows(m, k, a.data(), lda, buf_a.get()));
-        const auto b16 = AT_LEVEL(bf16::pairs(k, n, b.data(), ldb, buf_b.get()));
-        const auto bt16 = AT_LEVEL(bf16::rows(n, k, bt.data(), k, buf_bt.get()));
+        const auto a16 = AT_LEVEL(bf16::rows(m, k, t.a.data(), t.lda, buf_a.get()));
+        const auto b16 = AT_LEVEL(bf16::pairs(k, n, t.b.data(), t.ldb, buf_b.get()));
+        const auto bt16 = AT_LEVEL(bf16::rows(n, k, t.bt.data(), k, buf_bt.get()));
         for (bool relu : {false, true}) {
-          std::vector<float> c(static_cast<std::size_t>(m * ldc), kPad), c_nt(static_cast<std::size_t>(m * ldc), 0.5f);
-          AT_LEVEL(bf16::gemm_rows(m, n, k, a16, b16, c.data(), ldc, bias.data(), relu, true));
-          AT_LEVEL(bf16::gemm_nt(m, n, k, a16, bt16, c_nt.data(), ldc));
-          for (std::int64_t i = 0; i < m; ++i) {
-            for (std::int64_t j = 0; j < n; ++j) {
-              double want = 0, mag = 0;
-              for (std::int64_t p = 0; p < k; ++p) {
-                want += r(a[i * lda + p]) * r(b[p * ldb + j]);
-                mag += std::fabs(r(a[i * lda + p]) * r(b[p * ldb + j]));
-              }
-              const double with_bias = want + bias[i];
-              const double bound = gamma(k + 1) * (mag + std::fabs(bias[i]));
-              const double got = c[i * ldc + j];
-              if (relu && with_bias < -bound)
-                REQUIRE(got == 0.0);
-              else if (!relu || with_bias > bound)
-                REQUIRE(std::fabs(got - with_bias) <= bound);
-              REQUIRE(std::fabs(c_nt[i * ldc + j] - (want + 0.5)) <= gamma(k + 1) * (mag + 0.5));
-            }
-            REQUIRE(c[i * ldc + n] == kPad);  // the padding of C's rows stays untouched
-            REQUIRE(c_nt[i * ldc + n] == 0.5f);
-          }
+          auto c = t.c_of(kPad), c_nt = t.c_of(0.5f);
+          AT_LEVEL(bf16::gemm_rows(m, n, k, a16, b16, c.data(), t.ldc, t.bias.data(), relu, true));
+          AT_LEVEL(bf16::gemm_nt(m, n, k, a16, bt16, c_nt.data(), t.ldc));
+          t.check(c, relu, {&c_nt});
         }
       }
 }
+
+#if defined(TINYNET_CPU_X86)
+namespace {
+
+/// The tile products (simd/amx_products.inl) on tiles T over the edges of their 32 x 32
+/// blocks and of k's steps of 16 pairs: gemm_rows_range (C = A B + bias, ReLU; and C += A B)
+/// and gemm_nt (C += A B^T), checked as the products above.
+template <class Tiles>
+void check_tile_products() {
+  namespace level = cpu::avx512_bf16;  // prepares the operands: the amx level's layouts
+  namespace tile = cpu::amx::tile;
+  for (std::int64_t m : {1, 16, 17, 33, 40})
+    for (std::int64_t n : {1, 15, 16, 17, 47, 50})
+      for (std::int64_t k : {1, 2, 31, 33, 64, 577, 1100}) {
+        INFO("m " << m << " n " << n << " k " << k);
+        const ProductCase t(m, n, k, 31);
+        const std::int64_t k2 = (k + 1) / 2;
+        auto buf_a = aligned_floats(cpu::bf16_operand_floats(m, k)),
+             buf_b = aligned_floats(cpu::bf16_operand_floats(k, n)),
+             buf_bt = aligned_floats(cpu::bf16_operand_floats(n, k));
+        const auto a16 = level::bf16::rows(m, k, t.a.data(), t.lda, buf_a.get());
+        const auto b16 = level::bf16::pairs(k, n, t.b.data(), t.ldb, buf_b.get());
+        const auto bt16 = level::bf16::rows(n, k, t.bt.data(), k, buf_bt.get());
+        const auto* a32 = static_cast<const std::uint32_t*>(a16.data);
+        const auto* b32 = static_cast<const std::uint32_t*>(b16.data);
+        for (bool relu : {false, true}) {
+          auto c = t.c_of(kPad), c_add = t.c_of(0.5f), c_nt = t.c_of(0.5f);
+          tile::gemm_rows_range<Tiles>(0, m, n, k2, a32, a16.ld / 2, b32, b16.ld, c.data(), t.ldc, t.bias.data(), relu,
+                                       false);
+          tile::gemm_rows_range<Tiles>(0, m, n, k2, a32, a16.ld / 2, b32, b16.ld, c_add.data(), t.ldc, nullptr, false,
+                                       true);
+          tile::gemm_nt<Tiles>(m, n, 2 * k2, static_cast<const std::uint16_t*>(a16.data), a16.ld,
+                               static_cast<const std::uint16_t*>(bt16.data), bt16.ld, c_nt.data(), t.ldc);
+          t.check(c, relu, {&c_add, &c_nt});
+        }
+      }
+}
+
+}  // namespace
+
+TEST_CASE("AMX tile products over every edge of their blocks, on emulated tiles and on the CPU's where it has AMX",
+          "[backend][cpu]") {
+  // The emulated tiles (the instructions' arithmetic in portable code) run the very
+  // blocking, staging and epilogues the CPU's tiles do: this runs wherever the amx level's
+  // other instructions (AVX512-BF16) are, and the CPU's tiles where the level is in use.
+  if (cpu::detected_isa() < cpu::Isa::avx512_bf16) {
+    WARN("no AVX512-BF16 on this CPU: the amx level's products are not run at all");
+    return;
+  }
+  SECTION("emulated tiles") { check_tile_products<cpu::amx::tile::Emulated>(); }
+  SECTION("the CPU's tiles") {
+    if (cpu::isa() != cpu::Isa::amx) {
+      WARN("level " << cpu::isa_name(cpu::isa())
+                    << ": no AMX tiles here (amx_bf16 in /proc/cpuinfo, granted by "
+                       "the OS), the CPU's tiles are not tested");
+      return;
+    }
+    check_tile_products<cpu::amx::tile::Hardware>();
+  }
+}
+#endif
 
 TEST_CASE("bfloat16 operands prepared in place equal those prepared apart", "[backend][cpu]") {
   // conv2d rounds its columns and Winograd's tiles in place, where they lie.

@@ -1,5 +1,5 @@
 # cmake -DNM=<nm> -DOBJECT=<object file> -P compiled_kernels_check.cmake: fails naming
-# each function of a vector level (cpu::baseline, cpu::avx2, cpu::avx512, cpu::avx512_bf16), and each
+# each function of a vector level (cpu::baseline, cpu::avx2, cpu::avx512, cpu::avx512_bf16, cpu::amx), and each
 # function marked TINYNET_COMPILED_ONCE (the dtype conversions), and each op body or autograd
 # node of ops/ (TINYNET_OP), that the object defines, i.e. compiled itself instead of taking it
 # from tinynet::cpu_kernels.
@@ -7,7 +7,7 @@ execute_process(COMMAND ${NM} -C --defined-only ${OBJECT} OUTPUT_VARIABLE symbol
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${NM} failed on ${OBJECT}")
 endif()
-string(REGEX MATCHALL "[^\n]*(tinynet::backend::cpu::(baseline|avx2|avx512|avx512_bf16)::|tinynet::detail::convert_elements|tinynet::ops::detail::|\\[abi:cpu\\])[^\n]*"
+string(REGEX MATCHALL "[^\n]*(tinynet::backend::cpu::(baseline|avx2|avx512|avx512_bf16|amx)::|tinynet::detail::convert_elements|tinynet::ops::detail::|\\[abi:cpu\\])[^\n]*"
        defined "${symbols}")
 if(defined)
   list(LENGTH defined count)

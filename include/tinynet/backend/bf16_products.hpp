@@ -9,11 +9,11 @@
 
 namespace tinynet::backend {
 
-/// The CPU: with AVX512-BF16 (`vdpbf16ps`) at the level in use; CUDA: cuBLAS's bfloat16 GEMMs.
+/// The CPU: with AVX512-BF16 (`vdpbf16ps`, and AMX tiles above it) at the level in use; CUDA: cuBLAS's bfloat16 GEMMs.
 inline bool native_bf16_products(DeviceType device) {
   if (device == DeviceType::cuda) return true;
 #if defined(TINYNET_CPU_X86)
-  return cpu::isa() == cpu::Isa::avx512_bf16;
+  return cpu::isa() >= cpu::Isa::avx512_bf16;
 #else
   return false;
 #endif

@@ -1,14 +1,18 @@
 #pragma once
 /// \file
 /// The vector instruction level the CPU kernels run at, chosen once per process from the
-/// CPU: AVX-512 (F, VL, BW, DQ) with AVX512-BF16, or AVX-512 without it, where the CPU and
-/// the OS have it, else AVX2 + FMA, else the portable loops (x86-64 baseline). Each level is
+/// CPU: AMX (tiles, with AVX512-BF16 beside them), AVX-512 (F, VL, BW, DQ) with AVX512-BF16,
+/// or AVX-512 without it, where the CPU and the OS have it, else AVX2 + FMA, else the
+/// portable loops (x86-64 baseline). Each level is
 /// compiled from the same kernel sources for its own target (backend/cpu/kernels_for_isa.hpp),
 /// whatever the compiler flags, so a default-flags build runs the same kernels as a
 /// `-march=native` one; `avx512_bf16` adds autocast's bfloat16 products on `vdpbf16ps`
-/// (simd/bf16_products.inl), which the avx512 level rounds in its float32 kernels instead.
+/// (simd/bf16_products.inl), which the avx512 level rounds in its float32 kernels instead;
+/// `amx` runs the larger of those products on AMX tiles (simd/amx_products.inl). Linux grants
+/// a process the tiles' registers only on request (`arch_prctl`): where it refuses, the
+/// level falls back to avx512_bf16 with a one-line notice on stderr.
 ///
-/// `TINYNET_CPU_ISA=avx512_bf16|avx512|avx2|baseline` caps the level (as oneDNN's `ONEDNN_MAX_CPU_ISA`
+/// `TINYNET_CPU_ISA=amx|avx512_bf16|avx512|avx2|baseline` caps the level (as oneDNN's `ONEDNN_MAX_CPU_ISA`
 /// does): for comparisons, and for tests that run every level on one machine. A level the
 /// CPU lacks falls back to the best it has, with a one-line notice on stderr; any other
 /// value is an error naming it.
@@ -21,11 +25,20 @@
 
 #include "tinynet/core/config.hpp"
 
+#if defined(TINYNET_CPU_X86)
+#include <cpuid.h>
+#endif
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 /// Level numbers for `#if` inside the per-level kernel sources (TINYNET_ISA_LEVEL).
 #define TINYNET_ISA_BASELINE 0
 #define TINYNET_ISA_AVX2 1
 #define TINYNET_ISA_AVX512 2
 #define TINYNET_ISA_AVX512_BF16 3
+#define TINYNET_ISA_AMX 4
 
 namespace tinynet::backend::cpu {
 
@@ -33,12 +46,15 @@ enum class Isa {
   baseline = TINYNET_ISA_BASELINE,
   avx2 = TINYNET_ISA_AVX2,
   avx512 = TINYNET_ISA_AVX512,
-  avx512_bf16 = TINYNET_ISA_AVX512_BF16
+  avx512_bf16 = TINYNET_ISA_AVX512_BF16,
+  amx = TINYNET_ISA_AMX
 };
 
-/// "avx512_bf16", "avx512", "avx2" or "baseline": the names TINYNET_CPU_ISA takes.
+/// "amx", "avx512_bf16", "avx512", "avx2" or "baseline": the names TINYNET_CPU_ISA takes.
 inline const char* isa_name(Isa level) {
   switch (level) {
+    case Isa::amx:
+      return "amx";
     case Isa::avx512_bf16:
       return "avx512_bf16";
     case Isa::avx512:
@@ -50,6 +66,17 @@ inline const char* isa_name(Isa level) {
   }
 }
 
+/// Whether the CPU has AMX-TILE and AMX-BF16 (CPUID leaf 7, EDX bits 24 and 22; the OS's
+/// part is request_amx_tiles()).
+inline bool cpu_has_amx_bf16() {
+#if defined(TINYNET_CPU_X86)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) != 0 && (d >> 24 & 1u) != 0 && (d >> 22 & 1u) != 0;
+#else
+  return false;
+#endif
+}
+
 /// The best level this CPU and OS support among those compiled in (the OS must save the
 /// vector registers: __builtin_cpu_supports checks XCR0 as well as CPUID).
 inline Isa detected_isa() {
@@ -58,7 +85,7 @@ inline Isa detected_isa() {
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
-    return __builtin_cpu_supports("avx512bf16") ? Isa::avx512_bf16 : Isa::avx512;
+    return !__builtin_cpu_supports("avx512bf16") ? Isa::avx512 : cpu_has_amx_bf16() ? Isa::amx : Isa::avx512_bf16;
   if (avx2) return Isa::avx2;
 #endif
   return Isa::baseline;
@@ -72,7 +99,9 @@ inline Isa choose_isa(const char* cap, Isa detected, std::string& notice) {
   if (cap == nullptr || *cap == '\0') return detected;
   const std::string_view v(cap);
   Isa wanted;
-  if (v == "avx512_bf16")
+  if (v == "amx")
+    wanted = Isa::amx;
+  else if (v == "avx512_bf16")
     wanted = Isa::avx512_bf16;
   else if (v == "avx512")
     wanted = Isa::avx512;
@@ -82,19 +111,38 @@ inline Isa choose_isa(const char* cap, Isa detected, std::string& notice) {
     wanted = Isa::baseline;
   else
     throw std::invalid_argument("TINYNET_CPU_ISA=" + std::string(v) +
-                                ": expected avx512_bf16, avx512, avx2 or baseline");
+                                ": expected amx, avx512_bf16, avx512, avx2 or baseline");
   if (static_cast<int>(wanted) <= static_cast<int>(detected)) return wanted;
   notice = "tinynet: TINYNET_CPU_ISA=" + std::string(v) + " but this CPU has at most " + isa_name(detected) +
            "; using " + isa_name(detected);
   return detected;
 }
 
+/// Asks Linux for this process's use of the AMX tiles' registers (their state is too large
+/// to be saved for every process, so it is granted on request), then checks it was granted.
+/// False elsewhere, and where the kernel refuses or predates AMX (Linux 5.16).
+inline bool request_amx_tiles() {
+#if defined(__linux__) && defined(TINYNET_CPU_X86)
+  constexpr long kGetPermission = 0x1022, kRequestPermission = 0x1023;  // ARCH_GET/REQ_XCOMP_PERM
+  constexpr unsigned long kTileData = 18;                               // XFEATURE_XTILEDATA
+  if (syscall(SYS_arch_prctl, kRequestPermission, kTileData) != 0) return false;
+  unsigned long granted = 0;
+  return syscall(SYS_arch_prctl, kGetPermission, &granted) == 0 && (granted >> kTileData & 1u) != 0;
+#else
+  return false;
+#endif
+}
+
 /// The level the CPU kernels run at in this process (decided on the first call).
 inline Isa isa() {
   static const Isa chosen = [] {
     std::string notice;
-    const Isa level = choose_isa(std::getenv("TINYNET_CPU_ISA"), detected_isa(), notice);
+    Isa level = choose_isa(std::getenv("TINYNET_CPU_ISA"), detected_isa(), notice);
     if (!notice.empty()) std::fprintf(stderr, "%s\n", notice.c_str());
+    if (level == Isa::amx && !request_amx_tiles()) {
+      std::fprintf(stderr, "tinynet: the OS did not grant the AMX tiles (arch_prctl); using avx512_bf16\n");
+      level = Isa::avx512_bf16;
+    }
     return level;
   }();
   return chosen;

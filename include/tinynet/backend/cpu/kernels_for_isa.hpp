@@ -3,11 +3,11 @@
 /// The CPU kernels whose speed depends on the vector instruction level, compiled once per
 /// level from one source (simd/kernels.inl), whatever flags the including program uses:
 /// `cpu::baseline` with the program's own flags, and on x86-64 `cpu::avx2` (AVX2 + FMA),
-/// `cpu::avx512` (AVX-512 F/VL/BW/DQ) and `cpu::avx512_bf16` (AVX-512 and AVX512-BF16)
-/// under GCC's and Clang's target pragmas (simd/level.inl), the way Google Highway compiles
-/// one source for several targets. Inside a level, `TINYNET_ISA_LEVEL` says which one is
-/// being compiled, so a kernel keeps its vector and portable paths side by side with `#if`,
-/// and its `Level` tag holds what it can do as constants (`Level::native_bf16`, ...).
+/// `cpu::avx512` (AVX-512 F/VL/BW/DQ), `cpu::avx512_bf16` (AVX-512 and AVX512-BF16) and
+/// `cpu::amx` (those and AMX-TILE, AMX-BF16) under GCC's and Clang's target pragmas (simd/level.inl), the way Google
+/// Highway compiles one source for several targets. Inside a level, `TINYNET_ISA_LEVEL` says which one is being
+/// compiled, so a kernel keeps its vector and portable paths side by side with `#if`, and its `Level` tag holds what it
+/// can do as constants (`Level::native_bf16`, ...).
 ///
 /// The family headers (backend/cpu/conv2d.hpp, ...) call `on_isa(f)`, which calls `f`
 /// with the `Level` tag of the level chosen at run time (backend/cpu/isa.hpp); the kernels
@@ -21,6 +21,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -73,6 +74,15 @@
 #define TINYNET_ISA_LEVEL TINYNET_ISA_AVX512_BF16
 #define TINYNET_ISA_NS avx512_bf16
 #define TINYNET_ISA_TARGET "avx512bf16,avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt"
+#include "tinynet/backend/cpu/simd/level.inl"
+#undef TINYNET_ISA_TARGET
+#undef TINYNET_ISA_NS
+#undef TINYNET_ISA_LEVEL
+
+#define TINYNET_ISA_LEVEL TINYNET_ISA_AMX
+#define TINYNET_ISA_NS amx
+#define TINYNET_ISA_TARGET \
+  "amx-tile,amx-bf16,avx512bf16,avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt"
 #include "tinynet/backend/cpu/simd/level.inl"
 #undef TINYNET_ISA_TARGET
 #undef TINYNET_ISA_NS
@@ -137,7 +147,7 @@
                                                  std::int64_t, bool);                                         \
   TINYNET_CPU_KERNELS_OF_BATCH_NORM(KEYWORDS, LEVEL, bfloat16, float)                                         \
   }
-// linear with bfloat16 activations, at the avx512_bf16 level.
+// linear with bfloat16 activations, at the avx512_bf16 and amx levels.
 #define TINYNET_CPU_KERNELS_NATIVE_BF16(KEYWORDS, LEVEL)                                                               \
   namespace tinynet::backend {                                                                                         \
   KEYWORDS void cpu::LEVEL::linear_forward<float>(cpu::LEVEL::Level, const bfloat16*, const float*, const float*,      \
@@ -163,6 +173,9 @@ TINYNET_CPU_KERNELS_AVX512(extern template, avx512)
 TINYNET_CPU_KERNELS(extern template, avx512_bf16)
 TINYNET_CPU_KERNELS_AVX512(extern template, avx512_bf16)
 TINYNET_CPU_KERNELS_NATIVE_BF16(extern template, avx512_bf16)
+TINYNET_CPU_KERNELS(extern template, amx)
+TINYNET_CPU_KERNELS_AVX512(extern template, amx)
+TINYNET_CPU_KERNELS_NATIVE_BF16(extern template, amx)
 #endif
 #endif
 
@@ -173,6 +186,8 @@ template <typename F>
 decltype(auto) on_isa(F&& f) {
 #if defined(TINYNET_CPU_X86)
   switch (isa()) {
+    case Isa::amx:
+      return f(amx::Level{});
     case Isa::avx512_bf16:
       return f(avx512_bf16::Level{});
     case Isa::avx512:

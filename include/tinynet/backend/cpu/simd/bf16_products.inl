@@ -7,7 +7,8 @@
 ///
 /// At the avx512_bf16 level (a CPU with AVX512-BF16: Level::native_bf16) the products run on
 /// `vdpbf16ps`, which multiplies two pairs of bfloat16 per float32 lane and adds both to it:
-/// twice the multiply-adds of a float32 FMA per instruction. Everywhere else the float32
+/// twice the multiply-adds of a float32 FMA per instruction; at the amx level, products that
+/// fill whole tiles run on them instead (simd/amx_products.inl). Everywhere else the float32
 /// kernels multiply the operands' bfloat16 values held in float32: the same products, summed
 /// in another order.
 
@@ -75,6 +76,10 @@ inline void gemm_rows_rest(std::int64_t rows, const std::uint32_t* a, std::int64
 inline void gemm_rows_range(std::int64_t r0, std::int64_t r1, std::int64_t n, std::int64_t k2, const std::uint32_t* a,
                             std::int64_t lda, const std::uint32_t* b, std::int64_t ldb, float* c, std::int64_t ldc,
                             const float* bias, bool relu, bool add = false) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AMX
+  if (tile::pays(r1 - r0, n, k2))
+    return tile::gemm_rows_range<tile::Hardware>(r0, r1, n, k2, a, lda, b, ldb, c, ldc, bias, relu, add);
+#endif
   constexpr int rb = 8;
   for (std::int64_t p0 = 0; p0 < n; p0 += 48) {
     std::int64_t r = r0;
@@ -98,6 +103,12 @@ inline void gemm_rows_panels(std::int64_t m, std::int64_t c0, std::int64_t c1, s
   for (std::int64_t p0 = c0; p0 < c1; p0 += width) {
     const std::int64_t left = std::min(width, c1 - p0);
     pairs(k, left, b + p0, ldb, panel, width, p0 + width < c1 ? width : 0);  // the next panel's columns fetched
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AMX
+    if (tile::pays(m, left, k2)) {
+      tile::gemm_rows_range<tile::Hardware>(0, m, left, k2, a, lda, panel, width, c + p0, ldc, nullptr, false, false);
+      continue;
+    }
+#endif
     std::int64_t r = 0;
     for (; r + rb <= m; r += rb)
       gemm_rows_rest<rb>(rb, a + r * lda, lda, panel, width, c + r * ldc + p0, ldc, k2, left, nullptr, false);
@@ -159,6 +170,9 @@ inline std::int64_t nt_chunk(std::int64_t k) {
 /// bytes per chunk of k.
 inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, const std::uint16_t* a, std::int64_t lda,
                     const std::uint16_t* b, std::int64_t ldb, float* c, std::int64_t ldc) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AMX
+  if (tile::pays(m, n, k / 2)) return tile::gemm_nt<tile::Hardware>(m, n, k, a, lda, b, ldb, c, ldc);
+#endif
   constexpr std::int64_t nb = 8;
   const std::int64_t kc = nt_chunk(k);
   for (std::int64_t p = 0; p < k; p += kc) {

@@ -10,6 +10,8 @@
 #include "tinynet/backend/cpu/simd/gemm_rows.inl"
 #include "tinynet/backend/cpu/simd/gemm_nt.inl"
 #include "tinynet/backend/cpu/simd/bf16_operands.inl"
+#include "tinynet/backend/cpu/simd/amx_tiles.inl"
+#include "tinynet/backend/cpu/simd/amx_products.inl"
 #include "tinynet/backend/cpu/simd/bf16_products.inl"
 #include "tinynet/backend/cpu/simd/philox.inl"
 #include "tinynet/backend/cpu/simd/winograd_planes.inl"

@@ -1,0 +1,8 @@
+// tinynet::cpu_kernels: the amx level's kernels, compiled once (backend/cpu/kernels_for_isa.hpp).
+#include "tinynet/backend/cpu/kernels_for_isa.hpp"
+
+#if defined(TINYNET_CPU_X86)
+TINYNET_CPU_KERNELS(template, amx)
+TINYNET_CPU_KERNELS_AVX512(template, amx)
+TINYNET_CPU_KERNELS_NATIVE_BF16(template, amx)
+#endif
