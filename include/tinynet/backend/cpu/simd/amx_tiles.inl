@@ -59,6 +59,7 @@ struct Hardware {
   static void load(const void* p, std::int64_t stride) {
     memory_barrier();
     TINYNET_TILES_0_7(TINYNET_TILE_LOAD)
+    memory_barrier();
   }
   template <int T>
   static void store(void* p, std::int64_t stride) {
@@ -75,8 +76,10 @@ struct Hardware {
 
  private:
   /// GCC's tileloadd and sttilecfg tell the compiler of no memory they read, or of only 8
-  /// of the 64 bytes they write: without this, stores before a load (a staged edge) could be
-  /// dropped as dead or moved after it, and the configuration compared before it is written.
+  /// of the 64 bytes they write: without a barrier on each side of a load, the stores that
+  /// stage an edge could be dropped as dead or moved past it (the next edge staged into the
+  /// same buffer, before it), and the configuration compared as its initialisers left it
+  /// (the wanted one), never as sttilecfg wrote it.
   static void memory_barrier() { __asm__ __volatile__("" ::: "memory"); }
 };
 
@@ -87,9 +90,11 @@ struct Hardware {
 #undef TINYNET_TILE_LOAD
 #undef TINYNET_TILES_0_7
 
-/// The same tiles in memory, one set per thread, with the instructions' arithmetic: each
-/// pair's two products (exact in float32) added to the float one after the other, rounded
-/// to nearest even; bfloat16 denormals read as zero, float denormal results flushed to zero.
+/// The same tiles in memory, one set per thread, with the instruction's arithmetic as the
+/// SDM gives it: per element of C, the even and the odd products of the pairs summed apart
+/// over k (each product exact in float32, each sum rounded to nearest even), then added
+/// together, then to C; bfloat16 inputs and C's old value read with denormals as zero,
+/// every sum's denormal result flushed to zero.
 struct Emulated {
   static void configure() {}
   template <int T>
@@ -110,13 +115,15 @@ struct Emulated {
     static_assert(C >= 0 && C < 4 && (A == 4 || A == 5) && (B == 6 || B == 7),
                   "the tile products keep C in tiles 0-3, A in 4-5, B in 6-7");
     for (int m = 0; m < kRows; ++m)
-      for (int k = 0; k < kRows; ++k)
-        for (int n = 0; n < kRows; ++n) {
-          float c = get(C, m, n);
-          c = flush(c + value(A, m, 2 * k) * value(B, k, 2 * n));
-          c = flush(c + value(A, m, 2 * k + 1) * value(B, k, 2 * n + 1));
-          std::memcpy(tile(C) + m * kRowBytes + 4 * n, &c, 4);
+      for (int n = 0; n < kRows; ++n) {
+        float even = 0.0f, odd = 0.0f;
+        for (int k = 0; k < kRows; ++k) {
+          even = flush(even + value(A, m, 2 * k) * value(B, k, 2 * n));
+          odd = flush(odd + value(A, m, 2 * k + 1) * value(B, k, 2 * n + 1));
         }
+        const float c = flush(flush(get(C, m, n)) + flush(even + odd));
+        std::memcpy(tile(C) + m * kRowBytes + 4 * n, &c, 4);
+      }
   }
 
  private:
