@@ -20,7 +20,10 @@ train_bench --autocast bf16; without AVX512-BF16 tinynet falls back itself), pyt
 pytorch-bf16-untuned (the same without --tuned, which can be as fast or faster for NET),
 and a table of both against float32 with two ratios, tinynet bf16 / PyTorch bf16 and
 tinynet bf16 / tinynet f32 (PyTorch's bf16 figure: the faster of its two settings, as for
-float32).
+float32). With --levels it runs tinynet-bf16 capped at each level as well.
+--python names the Python whose PyTorch is the reference (default /usr/bin/python3, Debian's).
+A PyTorch from PyPI carries its own BLAS (MKL); --tuned then changes nothing, and only the
+plain settings are timed.
 """
 import argparse
 import json
@@ -47,6 +50,8 @@ parser.add_argument("--no-build-time", action="store_true", help="skip timing th
 parser.add_argument("--baseline-build-dir", help="another tinynet build whose train_bench runs in the same alternation")
 parser.add_argument("--native-build-dir", help="a -march=native build whose train_bench runs in the same alternation")
 parser.add_argument("--levels", default="", help="CPU vector levels to cap the main build at too, e.g. avx2,baseline")
+parser.add_argument("--python", default="/usr/bin/python3",
+                    help="the Python whose PyTorch is the reference (Debian's: /usr/bin/python3)")
 parser.add_argument("--autocast", action="store_true",
                     help="also run tinynet and PyTorch with bfloat16 autocast (tinynet-bf16, pytorch-bf16)")
 args = parser.parse_args()
@@ -54,8 +59,8 @@ args = parser.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 tinynet_bin = os.path.join(args.build_dir, "bench", "train_bench")
 op_bin = os.path.join(args.build_dir, "bench", "op_bench")
-torch_py = ["/usr/bin/python3", os.path.join(here, "pytorch_bench.py")]
-torch_ops_py = ["/usr/bin/python3", os.path.join(here, "pytorch_op_bench.py")]
+torch_py = [args.python, os.path.join(here, "pytorch_bench.py")]
+torch_ops_py = [args.python, os.path.join(here, "pytorch_op_bench.py")]
 baseline_bin = os.path.join(args.baseline_build_dir, "bench", "train_bench") if args.baseline_build_dir else None
 native_bin = os.path.join(args.native_build_dir, "bench", "train_bench") if args.native_build_dir else None
 levels = [lv for lv in args.levels.split(",") if lv]
@@ -78,10 +83,15 @@ def run(cmd, env=None):
 # satisfied by the reference BLAS (libblas3, about 5 GFLOP/s for SGEMM 2048 here against
 # OpenBLAS's 190), which would make its float32 figures nothing like PyTorch's.
 blas = run(torch_py + ["--sgemm", "64", "--threads", "1"]).get("blas")
-if blas is None or "openblas" not in blas:
+# PyPI's wheels carry their BLAS (MKL) inside libtorch_cpu, which then holds sgemm_ itself.
+bundled_blas = blas is not None and os.path.basename(blas).startswith("libtorch_cpu")
+if blas is None or not ("openblas" in blas or bundled_blas):
     sys.exit(f"PyTorch here multiplies through {blas or 'an unknown BLAS'}, not OpenBLAS: its float32 figures "
              "would not be PyTorch's. Install OpenBLAS (scripts/setup-debian.sh --bench installs "
              "libopenblas0-pthread; scripts/bench.sh runs it), then run this again.")
+# --tuned only keeps OpenBLAS's own threads from starting; with a bundled BLAS it changes
+# nothing, so the plain runs alone are timed and stand for the tuned ones.
+same_as_plain = {"pytorch-tuned": "pytorch", "pytorch-bf16-untuned": "pytorch-bf16"} if bundled_blas else {}
 
 
 def cpu_model():
@@ -116,10 +126,15 @@ if args.autocast:
     impls["tinynet-bf16"] = lambda m, t: impls["tinynet"](m, t) + ["--autocast", "bf16"]
     impls["pytorch-bf16"] = lambda m, t: impls["pytorch-tuned"](m, t) + ["--autocast", "bf16"]
     impls["pytorch-bf16-untuned"] = lambda m, t: impls["pytorch"](m, t) + ["--autocast", "bf16"]
+    for lv in levels:
+        impls["tinynet-bf16@" + lv] = impls["tinynet-bf16"]
+        impl_env["tinynet-bf16@" + lv] = {"TINYNET_CPU_ISA": lv}
 for t in threads:
     for rep in range(args.reps):
         for m in models:
             for name, cmd in impls.items():  # alternate implementations within each repetition
+                if name in same_as_plain:
+                    continue
                 r = run(cmd(m, t), impl_env.get(name))
                 if "-bf16" in name and r.get("autocast") != "bf16":
                     print(f"  warning: {name} reported autocast {r.get('autocast')!r}, not 'bf16'", file=sys.stderr)
@@ -129,7 +144,7 @@ for t in threads:
     # The ceiling: one big SGEMM through Eigen (tinynet's GEMM) and through PyTorch's BLAS
     # (OpenBLAS), each with t threads of its own.
     for name, cmd, env in (("eigen", [tinynet_bin, "--sgemm", "2048", "--threads", str(t)], None),
-                           ("openblas", torch_py + ["--sgemm", "2048", "--threads", str(t)],
+                           ("torch-blas" if bundled_blas else "openblas", torch_py + ["--sgemm", "2048", "--threads", str(t)],
                             {"OPENBLAS_NUM_THREADS": str(t)})):
         r = run(cmd, env)
         r["impl"] = name
@@ -142,6 +157,8 @@ op_impls = {
     "pytorch": lambda t: torch_ops_py + ["--threads", str(t)],
     "pytorch-tuned": lambda t: torch_ops_py + ["--threads", str(t), "--tuned"],
 }
+for name in same_as_plain:
+    op_impls.pop(name, None)
 if not args.no_ops:
     for t in threads:
         for rep in range(args.reps):
@@ -179,6 +196,8 @@ if not args.no_build_time:
 
 def median_of(rows, key, **match):
     """Median of `key` over the rows whose fields equal `match`; NaN when there are none."""
+    if "impl" in match:
+        match["impl"] = same_as_plain.get(match["impl"], match["impl"])
     vals = [r[key] for r in rows if all(r[k] == v for k, v in match.items())]
     return statistics.median(vals) if vals else float("nan")
 
@@ -219,16 +238,19 @@ if baseline_bin:
 if native_bin or levels:
     # Every tinynet build and level side by side with PyTorch (the faster of its two settings).
     cols = ["tinynet"] + ["tinynet@" + lv for lv in levels] + (["native"] if native_bin else [])
-    names = {"tinynet": "default flags", "native": "-march=native"}
+    if args.autocast:
+        cols += ["tinynet-bf16"] + ["tinynet-bf16@" + lv for lv in levels]
+    names = {"tinynet": "default flags", "native": "-march=native", "tinynet-bf16": "bf16"}
     print(f"\nBy build and CPU vector level, images/s (medians; the default build's own level: "
           f"{results['runs'][0].get('cpu_isa', '?')})")
-    print(f"{'model':6s} {'threads':>7s} " + " ".join(f"{names.get(c, c.replace('tinynet@', 'capped ')):>16s}" for c in cols)
-          + f" {'PyTorch':>9s}")
+    print(f"{'model':6s} {'threads':>7s} " + " ".join(
+        f"{names.get(c, c.replace('tinynet@', 'capped ').replace('tinynet-bf16@', 'bf16 ')):>18s}" for c in cols)
+        + f" {'PyTorch':>9s}")
     for row in table:
         m, t = row["model"], row["threads"]
         row["by_build"] = {c: median(c, m, t) for c in cols}
         best = max(row["pytorch_images_per_s"], row["pytorch_tuned_images_per_s"])
-        print(f"{m:6s} {t:7d} " + " ".join(f"{row['by_build'][c]:16.0f}" for c in cols) + f" {best:9.0f}")
+        print(f"{m:6s} {t:7d} " + " ".join(f"{row['by_build'][c]:18.0f}" for c in cols) + f" {best:9.0f}")
 if args.autocast:
     # The targets: tinynet bf16 at least 2x PyTorch's autocast bf16, and at least
     # 1.5x tinynet's own float32 (ratios of images/s: > 1 means the first is faster).

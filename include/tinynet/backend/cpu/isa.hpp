@@ -98,24 +98,19 @@ inline Isa choose_isa(const char* cap, Isa detected, std::string& notice) {
   notice.clear();
   if (cap == nullptr || *cap == '\0') return detected;
   const std::string_view v(cap);
-  Isa wanted;
-  if (v == "amx")
-    wanted = Isa::amx;
-  else if (v == "avx512_bf16")
-    wanted = Isa::avx512_bf16;
-  else if (v == "avx512")
-    wanted = Isa::avx512;
-  else if (v == "avx2")
-    wanted = Isa::avx2;
-  else if (v == "baseline")
-    wanted = Isa::baseline;
-  else
-    throw std::invalid_argument("TINYNET_CPU_ISA=" + std::string(v) +
-                                ": expected amx, avx512_bf16, avx512, avx2 or baseline");
-  if (static_cast<int>(wanted) <= static_cast<int>(detected)) return wanted;
-  notice = "tinynet: TINYNET_CPU_ISA=" + std::string(v) + " but this CPU has at most " + isa_name(detected) +
-           "; using " + isa_name(detected);
-  return detected;
+  std::string names;
+  for (int i = TINYNET_ISA_AMX; i >= TINYNET_ISA_BASELINE; --i) {
+    const Isa wanted = static_cast<Isa>(i);
+    if (v != isa_name(wanted)) {
+      names += (names.empty() ? "" : i == TINYNET_ISA_BASELINE ? " or " : ", ") + std::string(isa_name(wanted));
+      continue;
+    }
+    if (i <= static_cast<int>(detected)) return wanted;
+    notice = "tinynet: TINYNET_CPU_ISA=" + std::string(v) + " but this CPU has at most " + isa_name(detected) +
+             "; using " + isa_name(detected);
+    return detected;
+  }
+  throw std::invalid_argument("TINYNET_CPU_ISA=" + std::string(v) + ": expected " + names);
 }
 
 /// Asks Linux for this process's use of the AMX tiles' registers (their state is too large

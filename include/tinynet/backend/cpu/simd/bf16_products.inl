@@ -98,21 +98,11 @@ template <typename B>
 inline void gemm_rows_panels(std::int64_t m, std::int64_t c0, std::int64_t c1, std::int64_t k, const std::uint32_t* a,
                              std::int64_t lda, const B* b, std::int64_t ldb, float* c, std::int64_t ldc,
                              std::uint32_t* panel) {
-  constexpr std::int64_t rb = 8, width = 48;
-  const std::int64_t k2 = (k + 1) / 2;
+  constexpr std::int64_t width = 48;
   for (std::int64_t p0 = c0; p0 < c1; p0 += width) {
     const std::int64_t left = std::min(width, c1 - p0);
     pairs(k, left, b + p0, ldb, panel, width, p0 + width < c1 ? width : 0);  // the next panel's columns fetched
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AMX
-    if (tile::pays(m, left, k2)) {
-      tile::gemm_rows_range<tile::Hardware>(0, m, left, k2, a, lda, panel, width, c + p0, ldc, nullptr, false, false);
-      continue;
-    }
-#endif
-    std::int64_t r = 0;
-    for (; r + rb <= m; r += rb)
-      gemm_rows_rest<rb>(rb, a + r * lda, lda, panel, width, c + r * ldc + p0, ldc, k2, left, nullptr, false);
-    gemm_rows_rest<rb - 1>(m - r, a + r * lda, lda, panel, width, c + r * ldc + p0, ldc, k2, left, nullptr, false);
+    gemm_rows_range(0, m, left, (k + 1) / 2, a, lda, panel, width, c + p0, ldc, nullptr, false);
   }
 }
 

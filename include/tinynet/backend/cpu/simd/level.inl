@@ -35,8 +35,6 @@ struct Level {
   static constexpr bool linear_bf16 = native_bf16;
   /// batch_norm's kernels take a bfloat16 input (read as it is, widened as loaded).
   static constexpr bool batch_norm_bf16 = TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512;
-  /// the larger bfloat16 products run on AMX tiles (simd/amx_products.inl).
-  static constexpr bool amx_tiles = TINYNET_ISA_LEVEL >= TINYNET_ISA_AMX;
 };
 
 #include "tinynet/backend/cpu/simd/kernels.inl"
