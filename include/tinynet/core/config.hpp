@@ -45,11 +45,13 @@
     "TINYNET_WITH_CUDA is set by tinynet itself: compile with nvcc, or define TINYNET_EMULATE_CUDA for the emulated device"
 #endif
 
-/// `TINYNET_CPU_X86`: the CPU kernels are compiled for each x86-64 vector level (baseline,
-/// AVX2 + FMA, AVX-512) with GCC's and Clang's target pragmas, whatever the compiler flags,
-/// and the level the CPU has is chosen at run time (backend/cpu/isa.hpp). Not under nvcc,
-/// whose front end does not take vector types into host-device code: CUDA translation
-/// units run the portable CPU loops.
+/// `TINYNET_CPU_X86`: the CPU kernels exist for each x86-64 vector level (baseline, AVX2 +
+/// FMA, AVX-512, ...), compiled with GCC's and Clang's target pragmas whatever the compiler
+/// flags, and the level the CPU has is chosen at run time (backend/cpu/isa.hpp). nvcc's
+/// front end does not take their vector types, so a CUDA translation unit declares the
+/// levels above the baseline only (`TINYNET_CPU_LEVELS_DECLARED_ONLY`) and takes their
+/// kernels from tinynet::cpu_kernels, which defines `TINYNET_CPU_LEVELS_LINKED` for the CUDA
+/// sources linking it; a CUDA unit without the library runs the portable loops.
 /// `TINYNET_VECTOR_INLINE` marks the shared rules that the per-level CPU kernels apply to
 /// vector values (backend/optimizers.hpp): always inlined, so that they compile at the
 /// caller's level; a call would pass the vectors from code built for the baseline level,
@@ -59,8 +61,12 @@
 #else
 #define TINYNET_VECTOR_INLINE inline
 #endif
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
+    (!defined(__CUDACC__) || defined(TINYNET_CPU_LEVELS_LINKED))
 #define TINYNET_CPU_X86 1
+#if defined(__CUDACC__)
+#define TINYNET_CPU_LEVELS_DECLARED_ONLY 1
+#endif
 #endif
 
 /// `TINYNET_COMPILED_ONCE` before a non-template function defined in a header whose code is

@@ -14,6 +14,10 @@
 /// of each level take that tag first and are found by argument-dependent lookup, as the
 /// backends' kernels are found by their `Tag`.
 ///
+/// A CUDA translation unit linking tinynet::cpu_kernels declares the levels above the
+/// baseline (their tags and simd/entry_points.inl) and calls the library's kernels: nvcc
+/// cannot compile their sources (core/config.hpp).
+///
 /// Everything the kernel sources use from outside is included here first: a header first
 /// included inside a level's namespace would land in it.
 
@@ -27,7 +31,7 @@
 #include <utility>
 #include <vector>
 
-#if defined(TINYNET_CPU_X86)
+#if defined(TINYNET_CPU_X86) && !defined(TINYNET_CPU_LEVELS_DECLARED_ONLY)
 #include <immintrin.h>
 #endif
 

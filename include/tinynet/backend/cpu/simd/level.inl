@@ -5,10 +5,16 @@
 /// the baseline, which takes the program's own flags), with `TINYNET_ISA_LEVEL` its number
 /// for `#if` in the sources. backend/cpu/kernels_for_isa.hpp defines the three and
 /// includes this once per level, as Google Highway re-includes one source per target.
-/// No include guard: that is the point.
+/// Where the level's kernels are taken from tinynet::cpu_kernels instead (nvcc's units,
+/// `TINYNET_CPU_LEVELS_DECLARED_ONLY`), only its `Level` tag and the kernels' declarations
+/// (simd/entry_points.inl). No include guard: that is the point.
+
+#if !defined(TINYNET_CPU_LEVELS_DECLARED_ONLY) || TINYNET_ISA_LEVEL == TINYNET_ISA_BASELINE
+#define TINYNET_ISA_SOURCES 1
+#endif
 
 // clang-format off
-#if defined(TINYNET_ISA_TARGET)
+#if defined(TINYNET_ISA_TARGET) && defined(TINYNET_ISA_SOURCES)
 #define TINYNET_ISA_PRAGMA(x) _Pragma(#x)
 #if defined(__clang__)
 #define TINYNET_ISA_PUSH(t) TINYNET_ISA_PRAGMA(clang attribute push(__attribute__((target(t))), apply_to = function))
@@ -37,12 +43,15 @@ struct Level {
   static constexpr bool batch_norm_bf16 = TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512;
 };
 
+#include "tinynet/backend/cpu/simd/entry_points.inl"
+#if defined(TINYNET_ISA_SOURCES)
 #include "tinynet/backend/cpu/simd/kernels.inl"
+#endif
 
 }  // namespace tinynet::backend::cpu::TINYNET_ISA_NS
 #undef TINYNET_ISA_NAMESPACE
 
-#if defined(TINYNET_ISA_TARGET)
+#if defined(TINYNET_ISA_TARGET) && defined(TINYNET_ISA_SOURCES)
 #if defined(__clang__)
 #pragma clang attribute pop
 #else
@@ -51,3 +60,4 @@ struct Level {
 #undef TINYNET_ISA_PUSH
 #undef TINYNET_ISA_PRAGMA
 #endif
+#undef TINYNET_ISA_SOURCES
