@@ -1,36 +1,42 @@
 #!/usr/bin/env bash
-# The GPU checks that matter, for a GPU machine lent for a few minutes, in two steps:
+# The checks that need a lent GPU machine, for the few minutes one is lent, in two steps:
 #
 #   scripts/gpu-check.sh prepare   on the development machine (the CUDA toolkit, no GPU):
 #                                  builds cuda_tests, mnist_cuda, resnet_cuda and
-#                                  train_bench_cuda (Release, nvcc), and backend_tests,
-#                                  ops_tests, train_bench and op_bench (g++, the CPU's
-#                                  checks), and gathers them, the
-#                                  libraries they link that are not CUDA's or the C library's,
-#                                  MNIST and Fashion-MNIST into gpu-check/ (ignored by git),
-#                                  the programs and libraries packed again into
-#                                  gpu-check/programs.tar.xz: what travels is that and
-#                                  gpu-check/data, about 55 MB
+#                                  train_bench_cuda (Release, nvcc) and backend_tests,
+#                                  ops_tests, mnist, train_bench and op_bench (g++), and
+#                                  gathers them, the libraries they link that are not CUDA's
+#                                  or the C library's, MNIST and Fashion-MNIST into gpu-check/
+#                                  (ignored by git), the programs and libraries packed again
+#                                  into gpu-check/programs.tar.xz: what travels is that and
+#                                  gpu-check/data, about 60 MB
 #   scripts/gpu-check.sh run [cpu] [cpu-bench] [gpu]
 #                                  on the GPU machine, in the repository root with
 #                                  gpu-check/programs.tar.xz and gpu-check/data carried
 #                                  along (or all of gpu-check/); all three by default.
 #                                  The GPU machines' CPUs are where the amx level is checked
-#                                  when the development machine has no AMX:
+#                                  when the development machine has no AMX.
 #                                  cpu: the CPU's model and flags, backend_tests and ops_tests
 #                                  at its level (and backend_tests capped at avx512_bf16
-#                                  where AMX is above it), op_bench in float32 and bf16, and
-#                                  the example (the g++ build) trained for 5 epochs with
-#                                  --autocast bf16, seeds 1-3 at once, 5 threads each
-#                                  (about 1.5 minutes);
+#                                  where AMX is above it), op_bench in float32 and in bf16 at
+#                                  its level and capped at avx512_bf16, and the example (the
+#                                  g++ build) trained for 5 epochs with --autocast bf16,
+#                                  seeds 1-3 at once, 5 threads each (about 1.5 minutes);
 #                                  cpu-bench: bench/run.py's autocast comparison against the
 #                                  machine's PyTorch, NET, LeNet and ResNet-20, 2 threads,
 #                                  3 rounds of 30 batches, capped at avx512_bf16 too (about
 #                                  8 minutes);
-#                                  gpu: cuda_tests, mnist_cuda for one epoch in
+#                                  gpu: cuda_tests, mnist_cuda for one epoch in float32 and
+#                                  with --autocast bf16, bench/gpu_bench.py (train_bench_cuda
+#                                  against the machine's PyTorch, one epoch a run, 3 runs),
+#                                  then resnet_cuda and its PyTorch twin
+#                                  (bench/pytorch_resnet.py) for one epoch of Fashion-MNIST
+#                                  each, float32 and bf16 (about 3.5 minutes on an H100).
+#                                  Writes gpu-check/report.txt, and $OUT/report.txt (with
+#                                  cpu-bench.json) where OUT is set.
 # The machine needs the NVIDIA driver, CUDA 13's runtime and cuBLAS, and a python3 with
-# PyTorch (the GPU machines of docs/gpu.md have them). Each step is stopped after 4 minutes
-# (the CPU benchmark after 9).
+# PyTorch (the GPU machines of docs/gpu.md have them). Each step has a time limit: 2 minutes
+# for op_bench, 9 for the CPU benchmark, 4 for the others.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -70,7 +76,13 @@ run() {
   fi
   [[ -d "$dir/bin" ]] || { echo "gpu-check: no $dir/bin: run 'scripts/gpu-check.sh prepare' first" >&2; exit 2; }
   export LD_LIBRARY_PATH="$PWD/$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  local parts=("$@") part
+  ((${#parts[@]})) || parts=(cpu cpu-bench gpu)
+  for part in "${parts[@]}"; do
+    [[ "$part" =~ ^(cpu|cpu-bench|gpu)$ ]] || { echo "gpu-check: run takes cpu, cpu-bench and gpu, not '$part'" >&2; exit 2; }
+  done
   local report="$dir/report.txt" status=0
+  rm -f "$dir/cpu-bench.json" "$dir"/mnist-seed?.txt
   : > "$report"
   step() {  # step NAME SECONDS COMMAND...: runs it, its output and exit status into the report
     local name="$1" limit="$2" rc=0
@@ -88,14 +100,11 @@ run() {
   } >> "$report"
   mkdir -p "$dir/build/bench"
   cp "$dir/bin/train_bench_cuda" "$dir/bin/train_bench" "$dir/bin/op_bench" "$dir/build/bench/"
-  local parts=("$@")
-  ((${#parts[@]})) || parts=(cpu cpu-bench gpu)
   for part in "${parts[@]}"; do
     case "$part" in
       cpu) cpu_checks ;;
       cpu-bench) cpu_bench ;;
       gpu) gpu_checks ;;
-      *) echo "gpu-check: run takes cpu, cpu-bench and gpu, not '$part'" >&2; exit 2 ;;
     esac
   done
   [[ -n "${OUT:-}" ]] && cp "$report" "$OUT/report.txt" && { [[ ! -f "$dir/cpu-bench.json" ]] || cp "$dir/cpu-bench.json" "$OUT/"; }

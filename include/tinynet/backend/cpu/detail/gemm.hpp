@@ -4,7 +4,19 @@
 /// The one GEMM every CPU op uses (linear, matmul, conv2d); large products are split
 /// over output rows or columns with oneTBB, each block a single-threaded Eigen product.
 
+#include "tinynet/core/config.hpp"
+
+// An nvcc unit calling tinynet::cpu_kernels' levels (core/config.hpp) shares Eigen's GEMM
+// templates with the library's objects, one copy of each kept at link time: Eigen must be
+// configured as there. For CUDA sources Eigen would otherwise drop vectorization, giving
+// the same templates other bodies; tinynet's CUDA backend runs no Eigen on the device.
+#if defined(TINYNET_CPU_LEVELS_DECLARED_ONLY) && !defined(EIGEN_NO_CUDA)
+#define EIGEN_NO_CUDA
+#endif
 #include <Eigen/Core>
+#if defined(TINYNET_CPU_LEVELS_DECLARED_ONLY) && defined(EIGEN_GPUCC)
+#error "Eigen was included for CUDA before tinynet: define EIGEN_NO_CUDA (tinynet::cpu_kernels' CMake target does)"
+#endif
 #include <cstdint>
 
 #include "tinynet/core/parallel.hpp"
