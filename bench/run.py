@@ -21,6 +21,8 @@ pytorch-bf16-untuned (the same without --tuned, which can be as fast or faster f
 and a table of both against float32 with two ratios, tinynet bf16 / PyTorch bf16 and
 tinynet bf16 / tinynet f32 (PyTorch's bf16 figure: the faster of its two settings, as for
 float32). With --levels it runs tinynet-bf16 capped at each level as well.
+--cuda-build adds the main build's nvcc twin, train_bench_cuda, training on the CPU
+(--device cpu): a program nvcc compiles runs the same CPU kernels as a g++ one.
 --python names the Python whose PyTorch is the reference (default /usr/bin/python3, Debian's).
 A PyTorch from PyPI carries its own BLAS (MKL); --tuned then changes nothing, and only the
 plain settings are timed.
@@ -49,6 +51,8 @@ parser.add_argument("--no-ops", action="store_true", help="skip the per-op timin
 parser.add_argument("--no-build-time", action="store_true", help="skip timing the example's build from clean")
 parser.add_argument("--baseline-build-dir", help="another tinynet build whose train_bench runs in the same alternation")
 parser.add_argument("--native-build-dir", help="a -march=native build whose train_bench runs in the same alternation")
+parser.add_argument("--cuda-build", action="store_true",
+                    help="also run the main build's train_bench_cuda (nvcc) on the CPU in the same alternation")
 parser.add_argument("--levels", default="", help="CPU vector levels to cap the main build at too, e.g. avx2,baseline")
 parser.add_argument("--python", default="/usr/bin/python3",
                     help="the Python whose PyTorch is the reference (Debian's: /usr/bin/python3)")
@@ -63,10 +67,12 @@ torch_py = [args.python, os.path.join(here, "pytorch_bench.py")]
 torch_ops_py = [args.python, os.path.join(here, "pytorch_op_bench.py")]
 baseline_bin = os.path.join(args.baseline_build_dir, "bench", "train_bench") if args.baseline_build_dir else None
 native_bin = os.path.join(args.native_build_dir, "bench", "train_bench") if args.native_build_dir else None
+cuda_bin = os.path.join(args.build_dir, "bench", "train_bench_cuda") if args.cuda_build else None
 levels = [lv for lv in args.levels.split(",") if lv]
-for b in (tinynet_bin, op_bin) + tuple(x for x in (baseline_bin, native_bin) if x):
+for b in (tinynet_bin, op_bin) + tuple(x for x in (baseline_bin, native_bin, cuda_bin) if x):
     if not os.path.exists(b):
-        sys.exit(f"{b} not found: configure with -DTINYNET_BUILD_BENCH=ON and build targets train_bench op_bench")
+        sys.exit(f"{b} not found: configure with -DTINYNET_BUILD_BENCH=ON (and nvcc found, for train_bench_cuda) "
+                 f"and build it")
 
 
 def run_lines(cmd, env=None):
@@ -106,35 +112,46 @@ results = {"machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "platform": 
            "settings": vars(args), "runs": [], "timed_as": same_as_plain}  # settings not run: whose runs stand for them
 threads = [int(t) for t in args.threads.split(",")]
 models = args.models.split(",")
-impls = {
-    "tinynet": lambda m, t: [tinynet_bin, "--model", m, "--threads", str(t), "--batches", str(args.batches),
-                             "--warmup", str(args.warmup), "--data-dir", args.data_dir],
-    "pytorch": lambda m, t: torch_py + ["--model", m, "--threads", str(t), "--batches", str(args.batches),
-                                        "--warmup", str(args.warmup), "--data-dir", args.data_dir],
-    "pytorch-tuned": lambda m, t: torch_py + ["--model", m, "--threads", str(t), "--batches", str(args.batches),
-                                              "--warmup", str(args.warmup), "--data-dir", args.data_dir, "--tuned"],
-}
+
+
+def training(program, *extra):
+    """The command line of one training run of `program` (a list) for model m, t threads."""
+    return lambda m, t: program + ["--model", m, "--threads", str(t), "--batches", str(args.batches),
+                                   "--warmup", str(args.warmup), "--data-dir", args.data_dir, *extra]
+
+
+impls = {"tinynet": training([tinynet_bin]), "pytorch": training(torch_py),
+         "pytorch-tuned": training(torch_py, "--tuned")}
 impl_env = {}
 if baseline_bin:
-    impls["baseline"] = lambda m, t: [baseline_bin] + impls["tinynet"](m, t)[1:]
+    impls["baseline"] = training([baseline_bin])
 if native_bin:
-    impls["native"] = lambda m, t: [native_bin] + impls["tinynet"](m, t)[1:]
+    impls["native"] = training([native_bin])
+if cuda_bin:
+    impls["nvcc"] = training([cuda_bin], "--device", "cpu")
 for lv in levels:
     impls["tinynet@" + lv] = impls["tinynet"]
     impl_env["tinynet@" + lv] = {"TINYNET_CPU_ISA": lv}
 if args.autocast:
-    impls["tinynet-bf16"] = lambda m, t: impls["tinynet"](m, t) + ["--autocast", "bf16"]
-    impls["pytorch-bf16"] = lambda m, t: impls["pytorch-tuned"](m, t) + ["--autocast", "bf16"]
-    impls["pytorch-bf16-untuned"] = lambda m, t: impls["pytorch"](m, t) + ["--autocast", "bf16"]
+    impls["tinynet-bf16"] = training([tinynet_bin], "--autocast", "bf16")
+    impls["pytorch-bf16"] = training(torch_py, "--tuned", "--autocast", "bf16")
+    impls["pytorch-bf16-untuned"] = training(torch_py, "--autocast", "bf16")
     for lv in levels:
         impls["tinynet-bf16@" + lv] = impls["tinynet-bf16"]
         impl_env["tinynet-bf16@" + lv] = {"TINYNET_CPU_ISA": lv}
+# Per-op forward and backward times, alternating tinynet and both PyTorch configurations.
+op_impls = {
+    "tinynet": lambda t: [op_bin, "--threads", str(t)],
+    "pytorch": lambda t: torch_ops_py + ["--threads", str(t)],
+    "pytorch-tuned": lambda t: torch_ops_py + ["--threads", str(t), "--tuned"],
+}
+for name in same_as_plain:  # not run: the settings they equal stand for them
+    impls.pop(name, None)
+    op_impls.pop(name, None)
 for t in threads:
     for rep in range(args.reps):
         for m in models:
             for name, cmd in impls.items():  # alternate implementations within each repetition
-                if name in same_as_plain:
-                    continue
                 r = run(cmd(m, t), impl_env.get(name))
                 if "-bf16" in name and r.get("autocast") != "bf16":
                     print(f"  warning: {name} reported autocast {r.get('autocast')!r}, not 'bf16'", file=sys.stderr)
@@ -151,14 +168,6 @@ for t in threads:
         results.setdefault("sgemm", []).append(r)
 
 
-# Per-op forward and backward times, alternating tinynet and both PyTorch configurations.
-op_impls = {
-    "tinynet": lambda t: [op_bin, "--threads", str(t)],
-    "pytorch": lambda t: torch_ops_py + ["--threads", str(t)],
-    "pytorch-tuned": lambda t: torch_ops_py + ["--threads", str(t), "--tuned"],
-}
-for name in same_as_plain:
-    op_impls.pop(name, None)
 if not args.no_ops:
     for t in threads:
         for rep in range(args.reps):
@@ -235,12 +244,14 @@ if baseline_bin:
     for row in table:
         print(f"{row['model']:6s} {row['threads']:7d} this {row['tinynet_images_per_s']:8.0f} img/s, baseline "
               f"{row['baseline_images_per_s']:8.0f} img/s, ratio {row['tinynet_images_per_s'] / row['baseline_images_per_s']:.3f}")
-if native_bin or levels:
+if native_bin or cuda_bin or levels:
     # Every tinynet build and level side by side with PyTorch (the faster of its two settings).
-    cols = ["tinynet"] + ["tinynet@" + lv for lv in levels] + (["native"] if native_bin else [])
+    cols = (["tinynet"] + ["tinynet@" + lv for lv in levels] + (["native"] if native_bin else [])
+            + (["nvcc"] if cuda_bin else []))
     if args.autocast:
         cols += ["tinynet-bf16"] + ["tinynet-bf16@" + lv for lv in levels]
-    names = {"tinynet": "default flags", "native": "-march=native", "tinynet-bf16": "bf16"}
+    names = {"tinynet": "default flags", "native": "-march=native", "nvcc": "nvcc build",
+             "tinynet-bf16": "bf16"}
     print(f"\nBy build and CPU vector level, images/s (medians; the default build's own level: "
           f"{results['runs'][0].get('cpu_isa', '?')})")
     print(f"{'model':6s} {'threads':>7s} " + " ".join(

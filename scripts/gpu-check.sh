@@ -77,9 +77,10 @@ run() {
   [[ -d "$dir/bin" ]] || { echo "gpu-check: no $dir/bin: run 'scripts/gpu-check.sh prepare' first" >&2; exit 2; }
   export LD_LIBRARY_PATH="$PWD/$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   local parts=("$@") part
+  local -A checks=([cpu]=cpu_checks [cpu-bench]=cpu_bench [gpu]=gpu_checks)  # each part, and what runs it
   ((${#parts[@]})) || parts=(cpu cpu-bench gpu)
   for part in "${parts[@]}"; do
-    [[ "$part" =~ ^(cpu|cpu-bench|gpu)$ ]] || { echo "gpu-check: run takes cpu, cpu-bench and gpu, not '$part'" >&2; exit 2; }
+    [[ -n "${checks[$part]:-}" ]] || { echo "gpu-check: run takes ${!checks[*]}, not '$part'" >&2; exit 2; }
   done
   local report="$dir/report.txt" status=0
   rm -f "$dir/cpu-bench.json" "$dir"/mnist-seed?.txt
@@ -100,13 +101,7 @@ run() {
   } >> "$report"
   mkdir -p "$dir/build/bench"
   cp "$dir/bin/train_bench_cuda" "$dir/bin/train_bench" "$dir/bin/op_bench" "$dir/build/bench/"
-  for part in "${parts[@]}"; do
-    case "$part" in
-      cpu) cpu_checks ;;
-      cpu-bench) cpu_bench ;;
-      gpu) gpu_checks ;;
-    esac
-  done
+  for part in "${parts[@]}"; do "${checks[$part]}"; done
   [[ -n "${OUT:-}" ]] && cp "$report" "$OUT/report.txt" && { [[ ! -f "$dir/cpu-bench.json" ]] || cp "$dir/cpu-bench.json" "$OUT/"; }
   echo "gpu-check: report in $report"
   return $status

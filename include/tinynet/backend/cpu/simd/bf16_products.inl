@@ -217,6 +217,49 @@ inline void gemm_rows(std::int64_t m, std::int64_t n, std::int64_t k, Operand a,
 #endif
 }
 
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2 && TINYNET_ISA_LEVEL < TINYNET_ISA_AVX512_BF16
+namespace detail {
+
+// Without vdpbf16ps, operands used once (linear's) are rounded a block at a time into cache
+// for the float32 kernels, as the native kernels pair them: a pass over a large operand
+// into memory first would cost more than its product.
+
+/// Columns of B per rounded panel: whole column blocks of the float32 gemm_rows (two at
+/// AVX-512, four at AVX2).
+constexpr std::int64_t kRoundedPanel = 96;
+static_assert(kRoundedPanel % TINYNET_ISA_NAMESPACE::detail::kGemmRowsCols == 0);
+
+/// The chunk of k that gemm_nt_rounding rounds at a time: at most 768 floats a row (3 KiB),
+/// in chunks as even as they go.
+inline std::int64_t rounded_chunk(std::int64_t k) {
+  constexpr std::int64_t kMaxChunk = 768;
+  const std::int64_t chunks = (k + kMaxChunk - 1) / kMaxChunk;
+  return (k + chunks - 1) / chunks;
+}
+
+/// r rows of k floats (lds apart) rounded to bfloat16 values into dst (k apart), serially:
+/// each thread rounds its own block.
+inline void round_rows(std::int64_t r, std::int64_t k, const float* src, std::int64_t lds, float* dst) {
+  for (std::int64_t i = 0; i < r; ++i) tinynet::detail::round_to_bf16(src + i * lds, k, dst + i * k);
+}
+
+/// Columns [c0, c1) of C = A B (no bias) from B's rows rounded kRoundedPanel columns at a
+/// time into `panel` (k rows), each panel then multiplied by every block of A's rows.
+inline void gemm_rows_rounded_panels(std::int64_t m, std::int64_t c0, std::int64_t c1, std::int64_t k, const float* a,
+                                     std::int64_t lda, const float* b, std::int64_t ldb, float* c, std::int64_t ldc,
+                                     float* panel) {
+  for (std::int64_t p0 = c0; p0 < c1; p0 += kRoundedPanel) {
+    const std::int64_t width = std::min(kRoundedPanel, c1 - p0);
+    for (std::int64_t j = 0; j < k; ++j)
+      tinynet::detail::round_to_bf16(b + j * ldb + p0, width, panel + j * kRoundedPanel);
+    TINYNET_ISA_NAMESPACE::detail::gemm_rows_range(0, m, width, k, a, lda, panel, kRoundedPanel, c + p0, ldc, nullptr,
+                                                   false);
+  }
+}
+
+}  // namespace detail
+#endif
+
 /// How gemm_rows_rounding_b and gemm_nt_rounding split their work over the threads: over
 /// `extent` in blocks of `step` (the split they prefer) when it has enough blocks for the
 /// threads, or no fewer than the other extent has, else over `other` in blocks of
@@ -248,6 +291,8 @@ struct ProductSplit {
 /// costs more than the product saves). `parallel`: B's columns split over the threads, or,
 /// when B has too few of them, A's rows in blocks of 8 (each thread then rounds all of B).
 /// B may also be bfloat16 (autocast's activations), paired as it is; only at the avx512_bf16 level.
+/// At the AVX2 and AVX-512 levels the float32 kernel multiplies B's panels rounded the same
+/// way, to bfloat16 values in float.
 template <typename B>
 void gemm_rows_rounding_b(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, const B* b, std::int64_t ldb,
                           float* c, std::int64_t ldc, bool parallel) {
@@ -271,8 +316,25 @@ void gemm_rows_rounding_b(std::int64_t m, std::int64_t n, std::int64_t k, Operan
   }
 #endif
   if constexpr (std::is_same_v<B, float>) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2 && TINYNET_ISA_LEVEL < TINYNET_ISA_AVX512_BF16
+    // The float32 kernel over B's panels rounded in cache, split as above.
+    const auto* ap = static_cast<const float*>(a.data);
+    const ProductSplit split(parallel, n, detail::kRoundedPanel, m, TINYNET_ISA_NAMESPACE::detail::kGemmRowsBlock);
+    parallel_for(split.parts, 1, [&](std::int64_t lo, std::int64_t hi) {
+      ScratchFloats panel(k * detail::kRoundedPanel);
+      for (std::int64_t p = lo; p < hi; ++p) {
+        const auto [from, to] = split.range(p);
+        if (split.preferred)
+          detail::gemm_rows_rounded_panels(m, from, to, k, ap, a.ld, b, ldb, c, ldc, panel.data());
+        else
+          detail::gemm_rows_rounded_panels(to - from, 0, n, k, ap + from * a.ld, a.ld, b, ldb, c + from * ldc, ldc,
+                                           panel.data());
+      }
+    });
+#else
     ScratchFloats bs(bf16_operand_floats(k, n));
     gemm_rows(m, n, k, a, pairs(k, n, b, ldb, bs.data()), c, ldc, nullptr, false, parallel);
+#endif
   } else {
     throw Error("bfloat16 operands need AVX512-BF16");
   }
@@ -300,6 +362,8 @@ inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, O
 /// blocks of 8, each thread rounding A's chunks for itself (linear's input, against its
 /// weights), or, when B has too few blocks, A's rows in blocks of 4. A may also be rows of
 /// bfloat16 (autocast's activations), read as they are: k even, only at the avx512_bf16 level.
+/// At the AVX2 and AVX-512 levels the float32 kernel multiplies the blocks rounded the same
+/// way, to bfloat16 values in float, over chunks of k of up to 768.
 template <typename A>
 void gemm_nt_rounding(std::int64_t m, std::int64_t n, std::int64_t k, const A* a, std::int64_t lda, const float* b,
                       std::int64_t ldb, float* c, std::int64_t ldc, bool parallel) {
@@ -348,6 +412,26 @@ void gemm_nt_rounding(std::int64_t m, std::int64_t n, std::int64_t k, const A* a
   }
 #endif
   if constexpr (std::is_same_v<A, float>) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2 && TINYNET_ISA_LEVEL < TINYNET_ISA_AVX512_BF16
+    // The float32 kernel over chunks of A's rows and 8 of B's rows at a time rounded in
+    // cache, split as above.
+    const std::int64_t kc = detail::rounded_chunk(k);
+    parallel_for(split.parts, 1, [&](std::int64_t lo, std::int64_t hi) {
+      ScratchFloats as((split.preferred ? m : split.longest()) * kc), bs(8 * kc);
+      for (std::int64_t p = lo; p < hi; ++p) {
+        const auto [i0, i1, j0, j1] = part(p);
+        for (std::int64_t p0 = 0; p0 < k; p0 += kc) {
+          const std::int64_t kk = std::min(kc, k - p0);
+          detail::round_rows(i1 - i0, kk, a + i0 * lda + p0, lda, as.data());
+          for (std::int64_t r = j0; r < j1; r += 8) {
+            const std::int64_t nn = std::min<std::int64_t>(8, j1 - r);
+            detail::round_rows(nn, kk, b + r * ldb + p0, ldb, bs.data());
+            TINYNET_ISA_NAMESPACE::gemm_nt(i1 - i0, nn, kk, as.data(), kk, bs.data(), kk, c + i0 * ldc + r, ldc);
+          }
+        }
+      }
+    });
+#else
     ScratchFloats as(bf16_operand_floats(m, k)), bs(bf16_operand_floats(n, k));
     const Operand a16 = rows(m, k, a, lda, as.data()), b16 = rows(n, k, b, ldb, bs.data());
     parallel_for(split.parts, 1, [&](std::int64_t lo, std::int64_t hi) {
@@ -356,6 +440,7 @@ void gemm_nt_rounding(std::int64_t m, std::int64_t n, std::int64_t k, const A* a
         gemm_nt(i1 - i0, j1 - j0, k, skip_rows(a16, i0), skip_rows(b16, j0), c + i0 * ldc + j0, ldc);
       }
     });
+#endif
   } else {
     throw Error("bfloat16 operands need AVX512-BF16");
   }

@@ -100,6 +100,25 @@ void im2col_group(const Conv2dGeometry& g, const T* xs, std::int64_t count, T* c
   for (std::int64_t j = 0; j < count; ++j) im2col(g, xs + j * g.c * g.h * g.w, col + j * g.col_cols(), ld);
 }
 
+/// Where bfloat16 products run in the float32 kernels (no vdpbf16ps), the columns of
+/// `count` float samples as a product's operand: bfloat16 values held in float. im2col only
+/// copies and pads with zeros, so rounding the input first (into scratch) gives the same
+/// columns in a pass over fewer values wherever the columns outnumber the input (kh kw oh
+/// ow > h w: a stride-1 layer with a kernel bigger than 1x1); otherwise the columns are
+/// rounded in place. (With vdpbf16ps the operands are pairs: im2col_bf16, paired columns.)
+inline bf16::Operand rounded_columns(const Conv2dGeometry& g, const float* xs, std::int64_t count, float* col,
+                                     std::int64_t ld) {
+  if (g.h * g.w < g.kh * g.kw * g.oh * g.ow) {
+    const std::int64_t n = count * g.c * g.h * g.w;
+    ScratchFloats rounded(n);
+    bf16::rows(1, n, xs, n, rounded.data());
+    im2col_group(g, static_cast<const float*>(rounded.data()), count, col, ld);
+    return {col, ld};
+  }
+  im2col_group(g, xs, count, col, ld);
+  return bf16::rows(g.col_rows(), ld, col, ld, col);
+}
+
 /// With vdpbf16ps and a stride-1 unpadded convolution, the weight gradient's columns can be
 /// bfloat16 from the start: the group's input rounded once (after the columns in their
 /// buffer of kdim * ld floats), then im2col over 16-bit words writes the rows operand at
@@ -290,6 +309,9 @@ bf16::Operand im2col_columns(const Conv2dGeometry& g, const ForwardPlan& p, cons
       im2col_group(over_pairs, reinterpret_cast<const float*>(xp), count, col, ld);
       return {col, ld};
     }
+  }
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<X, T> && !bf16::kNative) {
+    if (p.bf16) return rounded_columns(g, xs, count, col, ld);
   }
   if constexpr (std::is_same_v<X, T>) im2col_group(g, xs, count, col, ld);
   if constexpr (std::is_same_v<T, float>) {

@@ -95,6 +95,8 @@ void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const X* xs, std
       const bf16::Operand gy16 = bf16::rows(g.out_c, ld, gy_cols, ld, gy_bf16);
       if (bf16_columns(g, count, ld))
         return bf16::gemm_nt(g.out_c, kdim, ld, gy16, im2col_bf16(g, xs, count, col, ld), dw, kdim);
+      if constexpr (std::is_same_v<X, T> && !bf16::kNative)
+        return bf16::gemm_nt(g.out_c, kdim, ld, gy16, rounded_columns(g, xs, count, col, ld), dw, kdim);
       if constexpr (std::is_same_v<X, T>) {
         im2col_group(g, xs, count, col, ld);
         return bf16::gemm_nt(g.out_c, kdim, ld, gy16, bf16::rows(kdim, ld, col, ld, col), dw, kdim);
@@ -171,9 +173,10 @@ BackwardPlan<T> backward_plan(const Conv2dGeometry& g, const BackwardArgs<T, X, 
   p.partials = p.per_chunk - p.wsize - g.out_c;
   p.bf16 = std::is_same_v<T, float> && products == Products::bfloat16;
   p.winograd_dx = uses_winograd<T>(Level{}, g) && a.dx != nullptr;
-  // For float32 at the AVX2 level im2col's weight gradient is as fast (docs/performance.md).
-  p.winograd_dw =
-      uses_winograd<T>(Level{}, g) && a.dw != nullptr && (p.bf16 || TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512);
+  // At the AVX2 level im2col's weight gradient is as fast in float32 (docs/performance.md),
+  // and faster with bfloat16 products, which it rounds in one pass over the columns.
+  p.winograd_dw = uses_winograd<T>(Level{}, g) && a.dw != nullptr &&
+                  ((p.bf16 && bf16::kNative) || TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512);
   p.group = p.winograd_dw ? backward_group(g) : cpu_group(g);  // im2col's: one group fills the columns
   p.direct = p.group == 1 && a.y_relu == nullptr && std::is_same_v<Y, T>;
   p.u_dx = a.scratch + p.chunks * p.per_chunk;
