@@ -20,8 +20,8 @@
 /// lists the ops. Scopes nest; each restores what it found.
 ///
 /// On the CPU the products run on AVX512-BF16 (`vdpbf16ps`) where the CPU has it; elsewhere
-/// the operands are rounded in the float32 kernels (the same products, in another order
-/// and slower than float32), said once on stderr.
+/// the operands are rounded in the float32 kernels (the same products, in another order,
+/// and no faster than float32), said once on stderr.
 
 #include <cstdio>
 
@@ -46,7 +46,7 @@ inline void notice_emulated_bf16() {
   static const bool said = backend::native_bf16_products(DeviceType::cpu) ||
                            std::fprintf(stderr,
                                         "tinynet: autocast bfloat16 without AVX512-BF16: products are "
-                                        "rounded to bfloat16 in the float32 kernels, slower than float32\n") > 0;
+                                        "rounded to bfloat16 in the float32 kernels, no faster than float32\n") > 0;
   (void)said;
 }
 
