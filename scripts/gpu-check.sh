@@ -19,7 +19,9 @@
 #                                  cpu: the CPU's model and flags, backend_tests and ops_tests
 #                                  at its level (and backend_tests capped at avx512_bf16
 #                                  where AMX is above it), op_bench in float32 and in bf16 at
-#                                  its level and capped at avx512_bf16, and the example (the
+#                                  its level and capped at avx512_bf16, train_bench's NET and
+#                                  LeNet in bf16 at avx512_bf16 and at avx512 against float32
+#                                  (3 rounds, about 1 minute), and the example (the
 #                                  g++ build) trained for 5 epochs with --autocast bf16,
 #                                  seeds 1-3 at once, 5 threads each (about 1.5 minutes);
 #                                  cpu-bench: bench/run.py's autocast comparison against the
@@ -123,6 +125,14 @@ cpu_checks() {
       --threads 2 --autocast bf16
   done
   step op_bench_f32 120 "$dir/bin/op_bench" --threads 2
+  # bfloat16's two routes below the tiles, on vdpbf16ps (avx512_bf16) and in the float32
+  # kernels (avx512), against float32: which one a CPU whose vdpbf16ps is no faster than
+  # its FMAs should take.
+  step bf16_routes 180 bash -c 'for rep in 1 2 3; do for m in net lenet; do
+      for run in "avx512 off" "avx512_bf16 bf16" "avx512 bf16"; do set -- $run
+        echo "$rep $m $1 $2 $(TINYNET_CPU_ISA=$1 "$0/build/bench/train_bench" --model $m --threads 2 --batches 30 \
+          --warmup 5 --autocast $2 --data-dir "$0/data" 2> /dev/null | grep -o "\"images_per_s\": [0-9.]*")"
+      done; done; done' "$dir"
   step mnist_bf16_seeds 240 bash -c 'rc=0 pids=()
     for seed in 1 2 3; do
       "$0/bin/mnist" --autocast bf16 --epochs 5 --seed $seed --threads 5 --log-interval 100000 \
