@@ -78,11 +78,11 @@ run() {
   fi
   [[ -d "$dir/bin" ]] || { echo "gpu-check: no $dir/bin: run 'scripts/gpu-check.sh prepare' first" >&2; exit 2; }
   export LD_LIBRARY_PATH="$PWD/$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  local parts=("$@") part
+  local parts=("$@") part names=(cpu cpu-bench gpu)
   local -A checks=([cpu]=cpu_checks [cpu-bench]=cpu_bench [gpu]=gpu_checks)  # each part, and what runs it
-  ((${#parts[@]})) || parts=(cpu cpu-bench gpu)
+  ((${#parts[@]})) || parts=("${names[@]}")
   for part in "${parts[@]}"; do
-    [[ -n "${checks[$part]:-}" ]] || { echo "gpu-check: run takes ${!checks[*]}, not '$part'" >&2; exit 2; }
+    [[ -n "$part" && -n "${checks[$part]:-}" ]] || { echo "gpu-check: run takes ${names[*]}, not '$part'" >&2; exit 2; }
   done
   local report="$dir/report.txt" status=0
   rm -f "$dir/cpu-bench.json" "$dir"/mnist-seed?.txt
@@ -128,11 +128,12 @@ cpu_checks() {
   # bfloat16's two routes below the tiles, on vdpbf16ps (avx512_bf16) and in the float32
   # kernels (avx512), against float32: which one a CPU whose vdpbf16ps is no faster than
   # its FMAs should take.
-  step bf16_routes 180 bash -c 'for rep in 1 2 3; do for m in net lenet; do
+  step bf16_routes 180 bash -c 'rc=0; for rep in 1 2 3; do for m in net lenet; do
       for run in "avx512 off" "avx512_bf16 bf16" "avx512 bf16"; do set -- $run
-        echo "$rep $m $1 $2 $(TINYNET_CPU_ISA=$1 "$0/build/bench/train_bench" --model $m --threads 2 --batches 30 \
-          --warmup 5 --autocast $2 --data-dir "$0/data" 2> /dev/null | grep -o "\"images_per_s\": [0-9.]*")"
-      done; done; done' "$dir"
+        out=$(TINYNET_CPU_ISA=$1 "$0/build/bench/train_bench" --model $m --threads 2 --batches 30 --warmup 5 \
+          --autocast $2 --data-dir "$0/data") || rc=1
+        echo "$rep $m $1 $2 $(echo "$out" | grep -o -E "\"(cpu_isa|images_per_s)\": [^,]*" | tr "\n" " ")"
+      done; done; done; exit $rc' "$dir"
   step mnist_bf16_seeds 240 bash -c 'rc=0 pids=()
     for seed in 1 2 3; do
       "$0/bin/mnist" --autocast bf16 --epochs 5 --seed $seed --threads 5 --log-interval 100000 \

@@ -229,12 +229,13 @@ namespace detail {
 constexpr std::int64_t kRoundedPanel = 96;
 static_assert(kRoundedPanel % TINYNET_ISA_NAMESPACE::detail::kGemmRowsCols == 0);
 
-/// The chunk of k that gemm_nt_rounding rounds at a time: at most 768 floats a row (3 KiB),
-/// in chunks as even as they go.
+/// The chunk of k that gemm_nt_rounding rounds at a time: the float32 gemm_nt's own chunk
+/// (at most 768 floats, a multiple of 16), so that the sums are added in the same order as
+/// when the whole operands were rounded first.
 inline std::int64_t rounded_chunk(std::int64_t k) {
   constexpr std::int64_t kMaxChunk = 768;
   const std::int64_t chunks = (k + kMaxChunk - 1) / kMaxChunk;
-  return (k + chunks - 1) / chunks;
+  return ((k + chunks - 1) / chunks + 15) / 16 * 16;
 }
 
 /// r rows of k floats (lds apart) rounded to bfloat16 values into dst (k apart), serially:

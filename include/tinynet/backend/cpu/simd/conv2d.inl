@@ -100,6 +100,7 @@ void im2col_group(const Conv2dGeometry& g, const T* xs, std::int64_t count, T* c
   for (std::int64_t j = 0; j < count; ++j) im2col(g, xs + j * g.c * g.h * g.w, col + j * g.col_cols(), ld);
 }
 
+#if TINYNET_ISA_LEVEL < TINYNET_ISA_AVX512_BF16
 /// Where bfloat16 products run in the float32 kernels (no vdpbf16ps), the columns of
 /// `count` float samples as a product's operand: bfloat16 values held in float. im2col only
 /// copies and pads with zeros, so rounding the input first (into scratch) gives the same
@@ -118,6 +119,7 @@ inline bf16::Operand rounded_columns(const Conv2dGeometry& g, const float* xs, s
   im2col_group(g, xs, count, col, ld);
   return bf16::rows(g.col_rows(), ld, col, ld, col);
 }
+#endif
 
 /// With vdpbf16ps and a stride-1 unpadded convolution, the weight gradient's columns can be
 /// bfloat16 from the start: the group's input rounded once (after the columns in their
@@ -296,7 +298,8 @@ bf16::Operand im2col_filters(const Conv2dGeometry& g, const ForwardPlan& p, cons
 
 /// The columns of `count` samples at xs, side by side in col (ld apart), made from the
 /// samples' channel pairs (`paired`) or by im2col; with bfloat16 products returned as the
-/// GEMM's right operand (rounded in place unless they are pairs already).
+/// GEMM's right operand (pairs already; else, where the products take floats, from the
+/// input rounded once: rounded_columns; else rounded in place).
 template <typename T, typename X>
 bf16::Operand im2col_columns(const Conv2dGeometry& g, const ForwardPlan& p, const X* xs, std::int64_t count, T* col,
                              std::int64_t ld, bool paired) {
@@ -310,9 +313,11 @@ bf16::Operand im2col_columns(const Conv2dGeometry& g, const ForwardPlan& p, cons
       return {col, ld};
     }
   }
-  if constexpr (std::is_same_v<T, float> && std::is_same_v<X, T> && !bf16::kNative) {
+#if TINYNET_ISA_LEVEL < TINYNET_ISA_AVX512_BF16
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<X, T>) {
     if (p.bf16) return rounded_columns(g, xs, count, col, ld);
   }
+#endif
   if constexpr (std::is_same_v<X, T>) im2col_group(g, xs, count, col, ld);
   if constexpr (std::is_same_v<T, float>) {
     if (p.bf16) return bf16::pairs(p.kdim, ld, col, ld, col);

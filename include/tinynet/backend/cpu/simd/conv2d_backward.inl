@@ -3,7 +3,7 @@
 /// samples split into chunks run in parallel, each chunk's groups of samples side by side
 /// in the column layout; the weight gradient through im2col's columns (gemm_nt, dot
 /// products along the rows in place) or Winograd (16 multiplies per 2x2 output tile and
-/// channel pair instead of 36, at the AVX-512 level or with bfloat16 products); the input
+/// channel pair instead of 36, from the AVX-512 level up); the input
 /// gradient as W^T times the output gradient's columns, gathered (stride 1, unpadded) or
 /// added back by col2im, or through Winograd. Weight and bias gradients are summed per chunk
 /// and then across chunks in a fixed order, so results do not depend on thread scheduling.
@@ -84,8 +84,9 @@ namespace detail {
 /// at xs, their columns copied out to `col` first: for float32 with vectors as dot
 /// products along the rows in place (gemm_nt; a packed GEMM copies both operands again),
 /// otherwise through Eigen. With `gy_bf16` (a buffer for the output gradient's bfloat16
-/// operand) in bfloat16: the columns made in bfloat16 (bf16_columns) or rounded in place; a
-/// bfloat16 input (X) only the former. `gy_rounded`: the output gradient's columns hold
+/// operand) in bfloat16: the columns made in bfloat16 (bf16_columns) or rounded in place
+/// (where the products take floats, rounded_columns); a bfloat16 input (X) only the
+/// former. `gy_rounded`: the output gradient's columns hold
 /// bfloat16 values already (autocast's bfloat16 output gradient), which is the operand
 /// itself where the products take floats.
 template <typename T, typename X>
@@ -98,11 +99,13 @@ void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const X* xs, std
           !bf16::kNative && gy_rounded ? bf16::Operand{gy_cols, ld} : bf16::rows(g.out_c, ld, gy_cols, ld, gy_bf16);
       if (bf16_columns(g, count, ld))
         return bf16::gemm_nt(g.out_c, kdim, ld, gy16, im2col_bf16(g, xs, count, col, ld), dw, kdim);
-      if constexpr (std::is_same_v<X, T> && !bf16::kNative)
-        return bf16::gemm_nt(g.out_c, kdim, ld, gy16, rounded_columns(g, xs, count, col, ld), dw, kdim);
       if constexpr (std::is_same_v<X, T>) {
+#if TINYNET_ISA_LEVEL < TINYNET_ISA_AVX512_BF16
+        return bf16::gemm_nt(g.out_c, kdim, ld, gy16, rounded_columns(g, xs, count, col, ld), dw, kdim);
+#else
         im2col_group(g, xs, count, col, ld);
         return bf16::gemm_nt(g.out_c, kdim, ld, gy16, bf16::rows(kdim, ld, col, ld, col), dw, kdim);
+#endif
       }
     }
   }
@@ -180,9 +183,8 @@ BackwardPlan<T> backward_plan(const Conv2dGeometry& g, const BackwardArgs<T, X, 
   p.bf16 = std::is_same_v<T, float> && products == Products::bfloat16;
   p.winograd_dx = uses_winograd<T>(Level{}, g) && a.dx != nullptr;
   // At the AVX2 level im2col's weight gradient is as fast in float32 (docs/performance.md),
-  // and faster with bfloat16 products, which it rounds in one pass over the columns.
-  p.winograd_dw = uses_winograd<T>(Level{}, g) && a.dw != nullptr &&
-                  ((p.bf16 && bf16::kNative) || TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512);
+  // and faster with bfloat16 products, whose columns it makes from the input rounded once.
+  p.winograd_dw = uses_winograd<T>(Level{}, g) && a.dw != nullptr && TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512;
   p.group = p.winograd_dw ? backward_group(g) : cpu_group(g);  // im2col's: one group fills the columns
   p.direct = p.group == 1 && a.y_relu == nullptr && std::is_same_v<Y, T>;
   p.u_dx = a.scratch + p.chunks * p.per_chunk;
