@@ -11,11 +11,22 @@ bash scripts/make-trixie-chroot.sh > /dev/null || echo "run-tests: no trixie chr
 # The CUDA toolkit's nvcc, where installed, builds (but without a GPU does not run) the
 # CUDA tests and mnist_cuda.
 if ! command -v nvcc > /dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export CUDACXX=/usr/local/cuda/bin/nvcc; fi
-# Each stage's wall time is printed as it ends: where CI's time goes.
+# Each stage's wall time is printed as it ends, with how busy the CPUs were (of it, the
+# share at low priority: the sanitizer builds): where CI's time goes, and what is left idle.
+cpu_ticks() {  # busy, niced and idle clock ticks of all CPUs since boot (/proc/stat)
+  local _ user nice system idle iowait irq softirq steal
+  read -r _ user nice system idle iowait irq softirq steal _ < /proc/stat
+  echo "$((user + nice + system + irq + softirq + steal)) $nice $((idle + iowait))"
+}
 start=$SECONDS stage_start=$SECONDS
+read -r busy0 nice0 idle0 <<< "$(cpu_ticks)"
 stage() {
-  echo "run-tests: $1 took $((SECONDS - stage_start)) s ($((SECONDS - start)) s in all)"
-  stage_start=$SECONDS
+  local busy niced idle
+  read -r busy niced idle <<< "$(cpu_ticks)"
+  local all=$((busy - busy0 + idle - idle0))
+  echo "run-tests: $1 took $((SECONDS - stage_start)) s ($((SECONDS - start)) s in all);" \
+    "CPUs $((100 * (busy - busy0) / (all > 0 ? all : 1)))% busy, $((100 * (niced - nice0) / (all > 0 ? all : 1)))% at low priority"
+  stage_start=$SECONDS busy0=$busy nice0=$niced idle0=$idle
 }
 cmake --preset release -DTINYNET_BUILD_TESTS=ON
 cmake --build --preset release

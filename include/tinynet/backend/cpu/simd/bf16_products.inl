@@ -229,19 +229,11 @@ namespace detail {
 constexpr std::int64_t kRoundedPanel = 96;
 static_assert(kRoundedPanel % TINYNET_ISA_NAMESPACE::detail::kGemmRowsCols == 0);
 
-/// The chunk of k that gemm_nt_rounding rounds at a time: the float32 gemm_nt's own chunk
-/// (at most 768 floats, a multiple of 16), so that the sums are added in the same order as
-/// when the whole operands were rounded first.
-inline std::int64_t rounded_chunk(std::int64_t k) {
-  constexpr std::int64_t kMaxChunk = 768;
-  const std::int64_t chunks = (k + kMaxChunk - 1) / kMaxChunk;
-  return ((k + chunks - 1) / chunks + 15) / 16 * 16;
-}
-
-/// r rows of k floats (lds apart) rounded to bfloat16 values into dst (k apart), serially:
-/// each thread rounds its own block.
-inline void round_rows(std::int64_t r, std::int64_t k, const float* src, std::int64_t lds, float* dst) {
-  for (std::int64_t i = 0; i < r; ++i) tinynet::detail::round_to_bf16(src + i * lds, k, dst + i * k);
+/// r rows of k floats (lds apart) rounded to bfloat16 values into dst (ldd apart),
+/// serially: each thread rounds its own block.
+inline void round_rows(std::int64_t r, std::int64_t k, const float* src, std::int64_t lds, float* dst,
+                       std::int64_t ldd) {
+  for (std::int64_t i = 0; i < r; ++i) tinynet::detail::round_to_bf16(src + i * lds, k, dst + i * ldd);
 }
 
 /// Columns [c0, c1) of C = A B (no bias) from B's rows rounded kRoundedPanel columns at a
@@ -251,8 +243,7 @@ inline void gemm_rows_rounded_panels(std::int64_t m, std::int64_t c0, std::int64
                                      float* panel) {
   for (std::int64_t p0 = c0; p0 < c1; p0 += kRoundedPanel) {
     const std::int64_t width = std::min(kRoundedPanel, c1 - p0);
-    for (std::int64_t j = 0; j < k; ++j)
-      tinynet::detail::round_to_bf16(b + j * ldb + p0, width, panel + j * kRoundedPanel);
+    round_rows(k, width, b + p0, ldb, panel, kRoundedPanel);
     TINYNET_ISA_NAMESPACE::detail::gemm_rows_range(0, m, width, k, a, lda, panel, kRoundedPanel, c + p0, ldc, nullptr,
                                                    false);
   }
@@ -297,22 +288,30 @@ struct ProductSplit {
 template <typename B>
 void gemm_rows_rounding_b(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, const B* b, std::int64_t ldb,
                           float* c, std::int64_t ldc, bool parallel) {
+  // Each thread's parts: `panels(i0, i1, c0, c1, scratch)` makes C's rows [i0, i1) by
+  // columns [c0, c1), rounding B's panels into its own scratch.
+  [[maybe_unused]] const auto over_parts = [&](const ProductSplit& split, std::int64_t scratch_floats, auto panels) {
+    parallel_for(split.parts, 1, [&](std::int64_t lo, std::int64_t hi) {
+      ScratchFloats scratch(scratch_floats);
+      for (std::int64_t p = lo; p < hi; ++p) {
+        const auto [from, to] = split.range(p);
+        if (split.preferred)
+          panels(0, m, from, to, scratch.data());
+        else
+          panels(from, to, 0, n, scratch.data());
+      }
+    });
+  };
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
   {
     const auto* ap = static_cast<const std::uint32_t*>(a.data);
     const std::int64_t lda = a.ld / 2;
-    const ProductSplit split(parallel, n, 48, m, 8);  // B's panels, else A's row blocks
-    parallel_for(split.parts, 1, [&](std::int64_t lo, std::int64_t hi) {
-      ScratchFloats panel((k + 1) / 2 * 48);
-      auto* pp = reinterpret_cast<std::uint32_t*>(panel.data());
-      for (std::int64_t p = lo; p < hi; ++p) {
-        const auto [from, to] = split.range(p);
-        if (split.preferred)
-          detail::gemm_rows_panels(m, from, to, k, ap, lda, b, ldb, c, ldc, pp);
-        else
-          detail::gemm_rows_panels(to - from, 0, n, k, ap + from * lda, lda, b, ldb, c + from * ldc, ldc, pp);
-      }
-    });
+    // B's panels, else A's row blocks.
+    over_parts(ProductSplit(parallel, n, 48, m, 8), (k + 1) / 2 * 48,
+               [&](std::int64_t i0, std::int64_t i1, std::int64_t c0, std::int64_t c1, float* scratch) {
+                 detail::gemm_rows_panels(i1 - i0, c0, c1, k, ap + i0 * lda, lda, b, ldb, c + i0 * ldc, ldc,
+                                          reinterpret_cast<std::uint32_t*>(scratch));
+               });
     return;
   }
 #endif
@@ -320,18 +319,12 @@ void gemm_rows_rounding_b(std::int64_t m, std::int64_t n, std::int64_t k, Operan
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2 && TINYNET_ISA_LEVEL < TINYNET_ISA_AVX512_BF16
     // The float32 kernel over B's panels rounded in cache, split as above.
     const auto* ap = static_cast<const float*>(a.data);
-    const ProductSplit split(parallel, n, detail::kRoundedPanel, m, TINYNET_ISA_NAMESPACE::detail::kGemmRowsBlock);
-    parallel_for(split.parts, 1, [&](std::int64_t lo, std::int64_t hi) {
-      ScratchFloats panel(k * detail::kRoundedPanel);
-      for (std::int64_t p = lo; p < hi; ++p) {
-        const auto [from, to] = split.range(p);
-        if (split.preferred)
-          detail::gemm_rows_rounded_panels(m, from, to, k, ap, a.ld, b, ldb, c, ldc, panel.data());
-        else
-          detail::gemm_rows_rounded_panels(to - from, 0, n, k, ap + from * a.ld, a.ld, b, ldb, c + from * ldc, ldc,
-                                           panel.data());
-      }
-    });
+    over_parts(ProductSplit(parallel, n, detail::kRoundedPanel, m, TINYNET_ISA_NAMESPACE::detail::kGemmRowsBlock),
+               k * detail::kRoundedPanel,
+               [&](std::int64_t i0, std::int64_t i1, std::int64_t c0, std::int64_t c1, float* scratch) {
+                 detail::gemm_rows_rounded_panels(i1 - i0, c0, c1, k, ap + i0 * a.ld, a.ld, b, ldb, c + i0 * ldc, ldc,
+                                                  scratch);
+               });
 #else
     ScratchFloats bs(bf16_operand_floats(k, n));
     gemm_rows(m, n, k, a, pairs(k, n, b, ldb, bs.data()), c, ldc, nullptr, false, parallel);
@@ -414,19 +407,21 @@ void gemm_nt_rounding(std::int64_t m, std::int64_t n, std::int64_t k, const A* a
 #endif
   if constexpr (std::is_same_v<A, float>) {
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2 && TINYNET_ISA_LEVEL < TINYNET_ISA_AVX512_BF16
-    // The float32 kernel over chunks of A's rows and 8 of B's rows at a time rounded in
-    // cache, split as above.
-    const std::int64_t kc = detail::rounded_chunk(k);
+    // The float32 kernel over chunks of A's rows and of B's rows at a time rounded in cache,
+    // split as above: gemm_nt's own chunks of k and panels of B, so that its sums come in
+    // the same order as from operands rounded whole.
+    const std::int64_t kc = TINYNET_ISA_NAMESPACE::detail::gemm_nt_chunk(k);
+    constexpr std::int64_t nb = TINYNET_ISA_NAMESPACE::detail::kGemmNtPanel;
     parallel_for(split.parts, 1, [&](std::int64_t lo, std::int64_t hi) {
-      ScratchFloats as((split.preferred ? m : split.longest()) * kc), bs(8 * kc);
+      ScratchFloats as((split.preferred ? m : split.longest()) * kc), bs(nb * kc);
       for (std::int64_t p = lo; p < hi; ++p) {
         const auto [i0, i1, j0, j1] = part(p);
         for (std::int64_t p0 = 0; p0 < k; p0 += kc) {
           const std::int64_t kk = std::min(kc, k - p0);
-          detail::round_rows(i1 - i0, kk, a + i0 * lda + p0, lda, as.data());
-          for (std::int64_t r = j0; r < j1; r += 8) {
-            const std::int64_t nn = std::min<std::int64_t>(8, j1 - r);
-            detail::round_rows(nn, kk, b + r * ldb + p0, ldb, bs.data());
+          detail::round_rows(i1 - i0, kk, a + i0 * lda + p0, lda, as.data(), kk);
+          for (std::int64_t r = j0; r < j1; r += nb) {
+            const std::int64_t nn = std::min(nb, j1 - r);
+            detail::round_rows(nn, kk, b + r * ldb + p0, ldb, bs.data(), kk);
             TINYNET_ISA_NAMESPACE::gemm_nt(i1 - i0, nn, kk, as.data(), kk, bs.data(), kk, c + i0 * ldc + r, ldc);
           }
         }

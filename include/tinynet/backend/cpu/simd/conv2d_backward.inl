@@ -86,17 +86,17 @@ namespace detail {
 /// otherwise through Eigen. With `gy_bf16` (a buffer for the output gradient's bfloat16
 /// operand) in bfloat16: the columns made in bfloat16 (bf16_columns) or rounded in place
 /// (where the products take floats, rounded_columns); a bfloat16 input (X) only the
-/// former. `gy_rounded`: the output gradient's columns hold
-/// bfloat16 values already (autocast's bfloat16 output gradient), which is the operand
-/// itself where the products take floats.
-template <typename T, typename X>
+/// former. Y, the output gradient's type as it arrived: where it was bfloat16 its float
+/// columns hold bfloat16 values already, the operand itself where the products take floats.
+template <typename Y, typename T, typename X>
 void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const X* xs, std::int64_t count, T* col,
-                     std::int64_t ld, T* dw, T* gy_bf16, bool gy_rounded) {
+                     std::int64_t ld, T* dw, T* gy_bf16) {
   const std::int64_t kdim = g.col_rows();
   if constexpr (std::is_same_v<T, float>) {
     if (gy_bf16 != nullptr) {
+      constexpr bool gy_rounded = !bf16::kNative && std::is_same_v<Y, bfloat16>;
       const bf16::Operand gy16 =
-          !bf16::kNative && gy_rounded ? bf16::Operand{gy_cols, ld} : bf16::rows(g.out_c, ld, gy_cols, ld, gy_bf16);
+          gy_rounded ? bf16::Operand{gy_cols, ld} : bf16::rows(g.out_c, ld, gy_cols, ld, gy_bf16);
       if (bf16_columns(g, count, ld))
         return bf16::gemm_nt(g.out_c, kdim, ld, gy16, im2col_bf16(g, xs, count, col, ld), dw, kdim);
       if constexpr (std::is_same_v<X, T>) {
@@ -120,15 +120,15 @@ void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const X* xs, std
 
 /// dcol = W^T gy_cols ([kdim, out_c] times [out_c, ld]), from w_t = W^T for float32
 /// (gemm_rows), or with `bf16_products` from W's bfloat16 operand w16 and gy_cols rounded
-/// inside the product (taken as it is where it holds bfloat16 values, `gy_rounded`, and the
+/// inside the product (taken as it is where Y, the type it arrived in, was bfloat16 and the
 /// products take floats), or through Eigen.
-template <typename T>
+template <typename Y, typename T>
 void input_grad_columns(const Conv2dGeometry& g, const T* w, [[maybe_unused]] const T* w_t, const bf16::Operand& w16,
-                        const T* gy_cols, std::int64_t ld, [[maybe_unused]] bool bf16_products,
-                        [[maybe_unused]] bool gy_rounded, T* dcol, bool parallel) {
+                        const T* gy_cols, std::int64_t ld, [[maybe_unused]] bool bf16_products, T* dcol,
+                        bool parallel) {
   const std::int64_t kdim = g.col_rows();
   if constexpr (std::is_same_v<T, float>) {
-    if (bf16_products && !bf16::kNative && gy_rounded)
+    if (!bf16::kNative && std::is_same_v<Y, bfloat16> && bf16_products)
       return bf16::gemm_rows(kdim, ld, g.out_c, w16, bf16::Operand{gy_cols, ld}, dcol, ld, nullptr, false, parallel);
     if (bf16_products) return bf16::gemm_rows_rounding_b(kdim, ld, g.out_c, w16, gy_cols, ld, dcol, ld, parallel);
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
@@ -321,7 +321,7 @@ void weight_grad_group(const Conv2dGeometry& g, const BackwardPlan<T>& p, const 
     }
 #endif
   } else if (a.dw != nullptr) {
-    add_weight_grad(g, gyc, xs, c.count, c.col, c.ld, c.dw_part, c.gy16, std::is_same_v<Y, bfloat16>);
+    add_weight_grad<Y>(g, gyc, xs, c.count, c.col, c.ld, c.dw_part, c.gy16);
   }
   if (a.db != nullptr)
     for (std::int64_t o = 0; o < g.out_c; ++o) c.db_part[o] += sum_run(gyc + o * c.ld, c.ld);
@@ -343,7 +343,7 @@ void input_grad_group(const Conv2dGeometry& g, const BackwardPlan<T>& p, const B
   }
 #endif
   if (a.dx == nullptr) return;
-  input_grad_columns(g, a.w, p.u_dx, w16[0], gyc, c.ld, p.bf16, std::is_same_v<Y, bfloat16>, c.dcol, p.chunks == 1);
+  input_grad_columns<Y>(g, a.w, p.u_dx, w16[0], gyc, c.ld, p.bf16, c.dcol, p.chunks == 1);
   for (std::int64_t j = 0; j < c.count; ++j) {
     X* dxs = a.dx + (c.first + j) * g.c * g.h * g.w;
     if (g.stride1_unpadded()) {

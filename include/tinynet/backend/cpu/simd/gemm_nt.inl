@@ -12,6 +12,17 @@ namespace detail {
 
 /// Columns of C (rows of B) per block.
 constexpr int kGemmNtCols = TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512 ? 4 : 2;
+/// Rows of B per panel, kept in L1 while every block of A's rows passes over it.
+constexpr std::int64_t kGemmNtPanel = 8;
+
+/// The chunk of k that gemm_nt multiplies at a time: k split into equal chunks of at most
+/// 768 floats, each rounded up to a multiple of 16. Callers that stage their operands a
+/// chunk at a time use the same chunks, so that the sums are added in the same order.
+inline std::int64_t gemm_nt_chunk(std::int64_t k) {
+  constexpr std::int64_t kMaxChunk = 768;
+  const std::int64_t chunks = (k + kMaxChunk - 1) / kMaxChunk;
+  return ((k + chunks - 1) / chunks + 15) / 16 * 16;
+}
 
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
 
@@ -126,10 +137,9 @@ inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, const float*
   // (at most 8 + 4 rows of 768 floats: 36 KB); each block of A is read from L2 once per
   // panel. k is split into equal chunks of at most 768 floats, each of which costs one sum
   // across lanes per block of C. Both sizes measured: docs/performance.md.
-  constexpr std::int64_t nb = 8, kMaxChunk = 768;
+  constexpr std::int64_t nb = detail::kGemmNtPanel;
   if (m <= 0 || n <= 0 || k <= 0) return;
-  const std::int64_t chunks = (k + kMaxChunk - 1) / kMaxChunk;
-  const std::int64_t kc = ((k + chunks - 1) / chunks + 15) / 16 * 16;
+  const std::int64_t kc = detail::gemm_nt_chunk(k);
   for (std::int64_t p = 0; p < k; p += kc) {
     const std::int64_t kk = std::min(kc, k - p);
     for (std::int64_t r = 0; r < n; r += nb) {
