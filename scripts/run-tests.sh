@@ -23,9 +23,11 @@ read -r busy0 nice0 idle0 <<< "$(cpu_ticks)"
 stage() {
   local busy niced idle
   read -r busy niced idle <<< "$(cpu_ticks)"
-  local all=$((busy - busy0 + idle - idle0))
-  echo "run-tests: $1 took $((SECONDS - stage_start)) s ($((SECONDS - start)) s in all);" \
-    "CPUs $((100 * (busy - busy0) / (all > 0 ? all : 1)))% busy, $((100 * (niced - nice0) / (all > 0 ? all : 1)))% at low priority"
+  local all=$((busy - busy0 + idle - idle0)) use=""
+  if [ "$all" -gt 0 ] && [ $((SECONDS - stage_start)) -gt 0 ]; then
+    use="; CPUs $((100 * (busy - busy0) / all))% busy, $((100 * (niced - nice0) / all))% at low priority"
+  fi
+  echo "run-tests: $1 took $((SECONDS - stage_start)) s ($((SECONDS - start)) s in all)$use"
   stage_start=$SECONDS busy0=$busy nice0=$niced idle0=$idle
 }
 cmake --preset release -DTINYNET_BUILD_TESTS=ON

@@ -289,7 +289,7 @@ template <typename B>
 void gemm_rows_rounding_b(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, const B* b, std::int64_t ldb,
                           float* c, std::int64_t ldc, bool parallel) {
   // Each thread's parts: `panels(i0, i1, c0, c1, scratch)` makes C's rows [i0, i1) by
-  // columns [c0, c1), rounding B's panels into its own scratch.
+  // columns [c0, c1), preparing B's panels in the thread's own scratch.
   [[maybe_unused]] const auto over_parts = [&](const ProductSplit& split, std::int64_t scratch_floats, auto panels) {
     parallel_for(split.parts, 1, [&](std::int64_t lo, std::int64_t hi) {
       ScratchFloats scratch(scratch_floats);
