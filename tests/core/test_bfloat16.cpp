@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <tinynet/tinynet.hpp>
+#include <vector>
 
 using namespace tinynet;
 
@@ -157,6 +158,29 @@ TEST_CASE("bfloat16 tensors: to() rounds to nearest even and converts back exact
   CHECK(n.data<std::int64_t>()[0] == 2);
   CHECK(n.data<std::int64_t>()[1] == -1);
   CHECK(n.data<std::int64_t>()[2] == 384);
+}
+
+// Tensor conversions run vector loops (compiled for AVX-512 and AVX2 as well: core/detail/
+// convert.hpp): every bfloat16 bit pattern with the lower halves that decide its rounding,
+// against the scalar rounding above, over runs long enough for the vector bodies and the
+// threads' chunks, and an odd tail.
+TEST_CASE("bfloat16 tensors: to() rounds every bit pattern as the scalar conversion does", "[bfloat16][tensor]") {
+  const std::uint32_t lows[] = {0x0000, 0x0001, 0x7FFF, 0x8000, 0x8001, 0xFFFF};
+  std::vector<float> values;
+  for (std::uint32_t high = 0; high <= 0xFFFF; ++high)
+    for (const std::uint32_t low : lows) values.push_back(float_of_bits(high << 16 | low));
+  values.resize(values.size() + 3, 0.5f);
+  const auto n = static_cast<std::int64_t>(values.size());
+  const Tensor b = from_vector<float>(values, {n}).to(DType::bfloat16);
+  const Tensor back = b.to(DType::float32);
+  std::int64_t wrong = 0, wrong_back = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::uint16_t got = b.data<bfloat16>()[i].bits, want = bf16_bits(values[static_cast<std::size_t>(i)]);
+    wrong += got != want;
+    wrong_back += bits_of_float(back.data<float>()[i]) != std::uint32_t{got} << 16;
+  }
+  CHECK(wrong == 0);
+  CHECK(wrong_back == 0);
 }
 
 TEST_CASE("bfloat16 tensors: creation, fill_, copy_, clone, item, at and printing", "[bfloat16][tensor]") {

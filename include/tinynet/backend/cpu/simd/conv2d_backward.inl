@@ -80,6 +80,12 @@ void col2im_gather(const Conv2dGeometry& g, const T* col, std::int64_t ld, X* in
 
 namespace detail {
 
+/// Whether an output gradient that arrived as Y is its products' operand as it stands in
+/// float columns: it arrived in bfloat16 (so its values are bfloat16 already) and the
+/// products take floats, with no rounding pass.
+template <typename Y>
+inline constexpr bool kGyColumnsRounded = !bf16::kNative && std::is_same_v<Y, bfloat16>;
+
 /// dw += gy_cols col^T ([out_c, ld] times [kdim, ld]^T) for the group of `count` samples
 /// at xs, their columns copied out to `col` first: for float32 with vectors as dot
 /// products along the rows in place (gemm_nt; a packed GEMM copies both operands again),
@@ -94,9 +100,8 @@ void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const X* xs, std
   const std::int64_t kdim = g.col_rows();
   if constexpr (std::is_same_v<T, float>) {
     if (gy_bf16 != nullptr) {
-      constexpr bool gy_rounded = !bf16::kNative && std::is_same_v<Y, bfloat16>;
       const bf16::Operand gy16 =
-          gy_rounded ? bf16::Operand{gy_cols, ld} : bf16::rows(g.out_c, ld, gy_cols, ld, gy_bf16);
+          kGyColumnsRounded<Y> ? bf16::Operand{gy_cols, ld} : bf16::rows(g.out_c, ld, gy_cols, ld, gy_bf16);
       if (bf16_columns(g, count, ld))
         return bf16::gemm_nt(g.out_c, kdim, ld, gy16, im2col_bf16(g, xs, count, col, ld), dw, kdim);
       if constexpr (std::is_same_v<X, T>) {
@@ -128,7 +133,7 @@ void input_grad_columns(const Conv2dGeometry& g, const T* w, [[maybe_unused]] co
                         bool parallel) {
   const std::int64_t kdim = g.col_rows();
   if constexpr (std::is_same_v<T, float>) {
-    if (!bf16::kNative && std::is_same_v<Y, bfloat16> && bf16_products)
+    if (kGyColumnsRounded<Y> && bf16_products)
       return bf16::gemm_rows(kdim, ld, g.out_c, w16, bf16::Operand{gy_cols, ld}, dcol, ld, nullptr, false, parallel);
     if (bf16_products) return bf16::gemm_rows_rounding_b(kdim, ld, g.out_c, w16, gy_cols, ld, dcol, ld, parallel);
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
