@@ -250,6 +250,46 @@ TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][c
 }
 
 #if defined(TINYNET_CPU_X86)
+TEST_CASE("bfloat16 runs: rounded as bfloat16(float) rounds, widened exactly, nothing past the run touched",
+          "[backend][cpu]") {
+  if (cpu::isa() < cpu::Isa::avx2) {
+    WARN("level " << cpu::isa_name(cpu::isa()) << ": the bfloat16 runs exist from the avx2 level up");
+    return;
+  }
+  // Ties to even both ways, the carry into the exponent and past the largest finite value,
+  // signed zeros, infinities, NaNs (quiet, signalling, negative), denormals, then random
+  // bits; every run length up to three vectors and more, so that full vectors and each
+  // tail (masked, or element by element at AVX2) are taken.
+  std::vector<std::uint32_t> bits = {0x3F808000u, 0x3F818000u, 0x3F80FFFFu, 0x3FFFFFFFu, 0x7F7FFFFFu, 0xFF7FFFFFu,
+                                     0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0x7F800001u,
+                                     0xFFC12345u, 0x00800000u, 0x00000001u, 0x807FFFFFu};
+  std::mt19937 rng(11);
+  while (bits.size() < 64) bits.push_back(rng());
+  std::vector<float> in(bits.size());
+  std::memcpy(in.data(), bits.data(), bits.size() * 4);
+  const auto sentinel = tinynet::bfloat16::from_bits(0xABCD);
+  for (std::int64_t n = 1; n <= 53; ++n) {
+    INFO(n << " elements");
+    std::vector<tinynet::bfloat16> out(static_cast<std::size_t>(n) + 8, sentinel);
+    AT_VECTOR_LEVEL(copy_run(out.data(), in.data(), n));
+    std::vector<float> back(static_cast<std::size_t>(n) + 8, kPad);
+    AT_VECTOR_LEVEL(copy_run(back.data(), out.data(), n));
+    for (std::int64_t i = 0; i < n + 8; ++i) {
+      const auto at = static_cast<std::size_t>(i);
+      INFO("element " << i << ", bits " << std::hex << bits[at % bits.size()]);
+      if (i >= n) {
+        CHECK(out[at].bits == sentinel.bits);
+        CHECK(back[at] == kPad);
+        continue;
+      }
+      CHECK(out[at].bits == tinynet::bfloat16(in[at]).bits);
+      std::uint32_t widened;
+      std::memcpy(&widened, &back[at], 4);
+      CHECK(widened == std::uint32_t{out[at].bits} << 16);
+    }
+  }
+}
+
 /// store_native of n floats (vectors pass between functions compiled for the avx512_bf16 level only).
 __attribute__((target("avx512bf16,avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt"))) void
 store_native(const float* in, tinynet::bfloat16* out, std::int64_t n) {

@@ -74,11 +74,15 @@ inline bool supports_bf16(Tag, const Conv2dBf16& op) {
 }
 
 /// Calls f(level) at the level in use where its conv2d kernels take bfloat16 activations
-/// (supports_bf16 said so before any of them is called).
-template <typename F>
+/// with an input of type X (supports_bf16 said so before any of them is called).
+template <typename X, typename F>
 void on_conv2d_bf16_level(F&& f) {
-  on_isa_having([](auto level) { return decltype(level)::conv2d_bf16; }, "conv2d: bfloat16 activations",
-                std::forward<F>(f));
+  if constexpr (std::is_same_v<X, bfloat16>)
+    on_isa_having([](auto level) { return decltype(level)::conv2d_bf16_input; }, "conv2d: a bfloat16 input",
+                  std::forward<F>(f));
+  else
+    on_isa_having([](auto level) { return decltype(level)::conv2d_bf16; }, "conv2d: bfloat16 activations",
+                  std::forward<F>(f));
 }
 
 /// conv2d_forward with bfloat16 activations (X, Y: float or bfloat16; where
@@ -88,7 +92,7 @@ requires(std::is_same_v<X, bfloat16> ||
          std::is_same_v<Y, bfloat16>) void conv2d_forward(Tag, const Conv2dGeometry& g, const X* x, const float* w,
                                                           const float* b, Y* y, float* scratch, bool relu,
                                                           Products products) {
-  on_conv2d_bf16_level([&](auto level) { conv2d_forward(level, g, x, w, b, y, scratch, relu, products); });
+  on_conv2d_bf16_level<X>([&](auto level) { conv2d_forward(level, g, x, w, b, y, scratch, relu, products); });
 }
 
 /// conv2d_backward with bfloat16 activations (X: x and dx; Y: gy and y_relu).
@@ -98,7 +102,7 @@ requires(std::is_same_v<X, bfloat16> ||
                                                            const Y* gy, X* dx, bool acc_dx, float* dw, bool acc_dw,
                                                            float* db, bool acc_db, float* scratch, const Y* y_relu,
                                                            Products products) {
-  on_conv2d_bf16_level([&](auto level) {
+  on_conv2d_bf16_level<X>([&](auto level) {
     conv2d_backward(level, g, x, w, gy, dx, acc_dx, dw, acc_dw, db, acc_db, scratch, y_relu, products);
   });
 }

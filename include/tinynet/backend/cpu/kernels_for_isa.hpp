@@ -134,8 +134,7 @@
 #define TINYNET_CPU_KERNELS_OF_BF16(KEYWORDS, LEVEL)                                                                \
   KEYWORDS void cpu::LEVEL::max_pool2d_forward<bfloat16>(cpu::LEVEL::Level, const Pool2dGeometry&, const bfloat16*, \
                                                          bfloat16*, std::int32_t*);
-// conv2d with bfloat16 activations (input X, output Y), and dropout's bfloat16 vector
-// kernel, at the levels from avx512 up.
+// conv2d with bfloat16 activations (input X, output Y, the output gradient in bfloat16 too).
 #define TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, LEVEL, X)                                                         \
   KEYWORDS void cpu::LEVEL::conv2d_forward<float, X, bfloat16>(cpu::LEVEL::Level, const Conv2dGeometry&, const X*,     \
                                                                const float*, const float*, bfloat16*, float*, bool,    \
@@ -143,9 +142,15 @@
   KEYWORDS void cpu::LEVEL::conv2d_backward<float, X, bfloat16>(cpu::LEVEL::Level, const Conv2dGeometry&, const X*,    \
                                                                 const float*, const bfloat16*, X*, bool, float*, bool, \
                                                                 float*, bool, float*, const bfloat16*, Products);
+// conv2d's bfloat16 output for a float32 input, at the levels from avx2 up.
+#define TINYNET_CPU_KERNELS_AVX2(KEYWORDS, LEVEL)            \
+  namespace tinynet::backend {                               \
+  TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, LEVEL, float) \
+  }
+// Those, and from avx512 up conv2d's bfloat16 input, dropout's and batch_norm's bfloat16 kernels.
 #define TINYNET_CPU_KERNELS_AVX512(KEYWORDS, LEVEL)                                                           \
+  TINYNET_CPU_KERNELS_AVX2(KEYWORDS, LEVEL)                                                                   \
   namespace tinynet::backend {                                                                                \
-  TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, LEVEL, float)                                                  \
   TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, LEVEL, bfloat16)                                               \
   KEYWORDS void cpu::LEVEL::apply_mask<bfloat16>(cpu::LEVEL::Level, const bfloat16*, const float*, bfloat16*, \
                                                  std::int64_t, bool);                                         \
@@ -172,6 +177,7 @@
 TINYNET_CPU_KERNELS(extern template, baseline)
 #if defined(TINYNET_CPU_X86)
 TINYNET_CPU_KERNELS(extern template, avx2)
+TINYNET_CPU_KERNELS_AVX2(extern template, avx2)
 TINYNET_CPU_KERNELS(extern template, avx512)
 TINYNET_CPU_KERNELS_AVX512(extern template, avx512)
 TINYNET_CPU_KERNELS(extern template, avx512_bf16)

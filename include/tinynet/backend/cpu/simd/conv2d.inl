@@ -13,10 +13,11 @@
 /// (paired_columns), and the direct one-channel kernel multiplies pairs of taps
 /// (one_channel::forward_bf16); elsewhere it runs on rounded copies of the image and filters.
 ///
-/// Under autocast at the AVX-512 level the activations are bfloat16 (conv2d_takes_bf16):
-/// every path rounds the output as it stores it, and the backward reads the output gradient
-/// (and a fused ReLU's output) in the masked copy that makes its float32 columns; a
-/// bfloat16 input is read as it is where the path allows.
+/// Under autocast from the AVX2 level up the output is bfloat16 (conv2d_takes_bf16): every
+/// path rounds it as it stores it, and the backward reads the output gradient (and a fused
+/// ReLU's output) in the masked copy that makes its float32 columns, whose values are then
+/// the products' operand as they are; from the AVX-512 level up a bfloat16 input is read
+/// as it is where the path allows.
 
 /// The Winograd and one-channel kernels exist for float32 at the AVX2 and AVX-512 levels.
 template <typename T>
@@ -37,8 +38,8 @@ bool uses_one_channel(Level, const Conv2dGeometry& g) {
 }
 
 /// Whether the kernels here take bfloat16 activations for g under autocast (the
-/// backend/cpu/conv2d.hpp entry of the same name): outputs at the AVX-512 level; inputs
-/// where each pass reads and writes them as they are: Winograd's transforms, or columns of
+/// backend/cpu/conv2d.hpp entry of the same name): outputs from the AVX2 level up; inputs
+/// from the AVX-512 level up, where each pass reads and writes them as they are: Winograd's transforms, or columns of
 /// channel pairs forward and bfloat16 columns for the weight gradient, with a gathered
 /// input gradient (stride 1, unpadded). T: the parameters' type (float32 only).
 template <typename T>
@@ -184,9 +185,12 @@ void for_each_group(const Conv2dGeometry& g, std::int64_t group, std::int64_t ch
 
 template <typename T>
 bool conv2d_takes_bf16(Level, [[maybe_unused]] const Conv2dGeometry& g, [[maybe_unused]] bool input) {
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
   if (!std::is_same_v<T, float>) return false;
-  if (!input || uses_winograd<float>(Level{}, g)) return true;
+  if (!input) return true;
+#endif
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  if (uses_winograd<float>(Level{}, g)) return true;
   if (uses_one_channel<float>(Level{}, g) || !g.stride1_unpadded() || !detail::paired_columns(g)) return false;
   for (std::int64_t count = 1; count <= cpu_group(g); ++count)
     if (!detail::bf16_columns(g, count, count * g.col_cols())) return false;

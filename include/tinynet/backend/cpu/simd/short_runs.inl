@@ -188,7 +188,7 @@ inline void relu_grad_run(T* dst, const T* src, const T* y, std::int64_t n) {
   for (std::int64_t x = 0; x < n; ++x) dst[x] = y[x] > T(0) ? src[x] : T(0);
 }
 
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
 // The runs between bfloat16 activations (autocast) and float columns: read widened, written
 // rounded (vec.inl's load_elems and store_elems).
 inline void copy_run(float* dst, const bfloat16* src, std::int64_t n) {
@@ -211,6 +211,17 @@ inline void relu_grad_run(float* dst, const bfloat16* src, const bfloat16* y, st
     where_positive(load_elems(y + x, m), load_elems(src + x, m)).store(dst + x, m);
   }
 }
+inline void copy_plus_run(bfloat16* dst, const float* src, float value, std::int64_t n, bool relu = false) {
+  const Vec v = Vec::set1(value);
+  for (std::int64_t x = 0; x < n; x += kLanes) {
+    const Mask m = detail::tail_mask(n - x);
+    const Vec r = Vec::load(src + x, m) + v;
+    store_elems(dst + x, m, relu ? TINYNET_ISA_NAMESPACE::relu(r) : r);
+  }
+}
+#endif
+
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
 /// dst[0, n) = y > 0 ? src : 0 (src without y) in bfloat16 as it is; returns the values'
 /// sums lane by lane. 32 elements at a time as 16-bit words, nothing widened or rounded but
 /// for the sums: y > 0 is its bits read as a signed integer in (0, 0x7F80] (NaN fails, as
@@ -236,14 +247,6 @@ inline Vec relu_grad_run_sums(bfloat16* dst, const bfloat16* src, const bfloat16
           Vec{_mm512_castsi512_ps(_mm512_and_si512(g, high))};
   }
   return acc;
-}
-inline void copy_plus_run(bfloat16* dst, const float* src, float value, std::int64_t n, bool relu = false) {
-  const Vec v = Vec::set1(value);
-  for (std::int64_t x = 0; x < n; x += kLanes) {
-    const Mask m = detail::tail_mask(n - x);
-    const Vec r = Vec::load(src + x, m) + v;
-    store_elems(dst + x, m, relu ? TINYNET_ISA_NAMESPACE::relu(r) : r);
-  }
 }
 #endif
 

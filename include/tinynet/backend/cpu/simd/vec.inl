@@ -140,6 +140,45 @@ inline Vec where_positive(Vec y, Vec s) {
 inline Vec load_into(Vec v, Mask m, const float* p) {
   return {_mm256_blendv_ps(v.v, _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m))};
 }
+
+// bfloat16 activations (autocast), widened as loaded and rounded as stored, as at the
+// AVX-512 level. AVX2 has no masked 16-bit loads and stores: all eight lanes move as one
+// 128-bit word vector, fewer (a run's tail) element by element.
+/// The bfloat16 at p in the lanes of m as floats (exact), zero elsewhere (not read).
+inline Vec load_elems(const bfloat16* p, Mask m) {
+  const auto* w = reinterpret_cast<const std::uint16_t*>(p);
+  const int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(m));
+  __m128i words;
+  if (lanes == 0xFF) {
+    words = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w));
+  } else {
+    alignas(16) std::uint16_t part[8] = {};
+    for (int i = 0; i < 8; ++i)
+      if (lanes >> i & 1) part[i] = w[i];
+    words = _mm_load_si128(reinterpret_cast<const __m128i*>(part));
+  }
+  return {_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(words), 16))};
+}
+inline Vec load_into(Vec v, Mask m, const bfloat16* p) {
+  return {_mm256_blendv_ps(v.v, load_elems(p, m).v, _mm256_castsi256_ps(m))};
+}
+/// The lanes of v in m rounded to bfloat16 at p, as bfloat16(float) rounds them: to
+/// nearest, ties to even, a NaN kept a (quiet) NaN.
+inline void store_elems(bfloat16* p, Mask m, Vec v) {
+  const __m256i u = _mm256_castps_si256(v.v);
+  const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7FFF)));
+  const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(v.v, v.v, _CMP_UNORD_Q));
+  r = _mm256_srli_epi32(_mm256_blendv_epi8(r, _mm256_or_si256(u, _mm256_set1_epi32(0x00400000)), nan), 16);
+  const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+  auto* w = reinterpret_cast<std::uint16_t*>(p);
+  const int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(m));
+  if (lanes == 0xFF) return _mm_storeu_si128(reinterpret_cast<__m128i*>(w), words);
+  alignas(16) std::uint16_t part[8];
+  _mm_store_si128(reinterpret_cast<__m128i*>(part), words);
+  for (int i = 0; i < 8; ++i)
+    if (lanes >> i & 1) w[i] = part[i];
+}
 /// The sum of the lanes: halves, then pairs.
 inline float sum(Vec a) {
   const __m128 q = _mm_add_ps(_mm256_castps256_ps128(a.v), _mm256_extractf128_ps(a.v, 1));
