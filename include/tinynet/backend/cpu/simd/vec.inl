@@ -114,6 +114,14 @@ inline void store_elems(bfloat16* p, Mask m, Vec v) {
   r = _mm512_mask_or_epi32(r, _mm512_cmp_ps_mask(v.v, v.v, _CMP_UNORD_Q), u, _mm512_set1_epi32(0x00400000));
   _mm512_mask_cvtepi32_storeu_epi16(reinterpret_cast<std::uint16_t*>(p), m, _mm512_maskz_srli_epi32(m, r, 16));
 }
+/// v's lanes rounded to bfloat16 values (as store_elems rounds them), kept as floats.
+inline Vec round_bf16(Vec v) {
+  const __m512i u = _mm512_castps_si512(v.v);
+  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+  __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7FFF)));
+  r = _mm512_mask_or_epi32(r, _mm512_cmp_ps_mask(v.v, v.v, _CMP_UNORD_Q), u, _mm512_set1_epi32(0x00400000));
+  return {_mm512_castsi512_ps(_mm512_and_si512(r, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))))};
+}
 /// The sum of the lanes: halves, then quarters, then pairs (_mm512_reduce_add_ps's order,
 /// in forms GCC 12 does not report as reading an undefined register).
 inline float sum(Vec a) {
@@ -162,14 +170,25 @@ inline Vec load_elems(const bfloat16* p, Mask m) {
 inline Vec load_into(Vec v, Mask m, const bfloat16* p) {
   return {_mm256_blendv_ps(v.v, load_elems(p, m).v, _mm256_castsi256_ps(m))};
 }
-/// The lanes of v in m rounded to bfloat16 at p, as bfloat16(float) rounds them: to
-/// nearest, ties to even, a NaN kept a (quiet) NaN.
-inline void store_elems(bfloat16* p, Mask m, Vec v) {
+namespace detail {
+/// Each lane's bfloat16 (as bfloat16(float) rounds it: to nearest, ties to even, a NaN kept
+/// a quiet NaN) in its upper 16 bits; the lower ones are left over.
+inline __m256i bf16_in_upper_half(Vec v) {
   const __m256i u = _mm256_castps_si256(v.v);
   const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-  __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7FFF)));
+  const __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7FFF)));
   const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(v.v, v.v, _CMP_UNORD_Q));
-  r = _mm256_srli_epi32(_mm256_blendv_epi8(r, _mm256_or_si256(u, _mm256_set1_epi32(0x00400000)), nan), 16);
+  return _mm256_blendv_epi8(r, _mm256_or_si256(u, _mm256_set1_epi32(0x00400000)), nan);
+}
+}  // namespace detail
+/// v's lanes rounded to bfloat16 values, kept as floats.
+inline Vec round_bf16(Vec v) {
+  return {_mm256_castsi256_ps(
+      _mm256_and_si256(detail::bf16_in_upper_half(v), _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))))};
+}
+/// The lanes of v in m rounded to bfloat16 at p, as bfloat16(float) rounds them.
+inline void store_elems(bfloat16* p, Mask m, Vec v) {
+  const __m256i r = _mm256_srli_epi32(detail::bf16_in_upper_half(v), 16);
   const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
   auto* w = reinterpret_cast<std::uint16_t*>(p);
   const int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(m));

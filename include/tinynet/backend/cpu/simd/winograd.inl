@@ -416,27 +416,31 @@ void weight_grad(const Shape& s, const X* in, std::int64_t in_channel_stride, st
     return;
   }
 #endif
-  transform_input<R>(s, in, in_channel_stride, in_image_stride, F32Planes{v, s.v_plane(), ld});
-  transform_output_grad<R>(s, gy, out_channel_stride, out_image_stride, F32Planes{e, s.m_plane(), ld});
+  if (bf16) {  // the products take floats: both transforms round as they store
+    transform_input<R>(s, in, in_channel_stride, in_image_stride, RoundedF32Planes{v, s.v_plane(), ld});
+    transform_output_grad<R>(s, gy, out_channel_stride, out_image_stride, RoundedF32Planes{e, s.m_plane(), ld});
+  } else {
+    transform_input<R>(s, in, in_channel_stride, in_image_stride, F32Planes{v, s.v_plane(), ld});
+    transform_output_grad<R>(s, gy, out_channel_stride, out_image_stride, F32Planes{e, s.m_plane(), ld});
+  }
   for (std::int64_t xi = 0; xi < s.points(); ++xi) {
     float* ep = e + xi * s.m_plane();
     float* vp = v + xi * s.v_plane();
     float* dup = du + xi * s.out_c * s.in_c;
     if (bf16)
-      bf16::gemm_nt(s.out_c, s.in_c, tiles, bf16::rows(s.out_c, tiles, ep, ld, ep),
-                    bf16::rows(s.in_c, tiles, vp, ld, vp), dup, s.in_c);
+      bf16::gemm_nt(s.out_c, s.in_c, tiles, bf16::Operand{ep, ld}, bf16::Operand{vp, ld}, dup, s.in_c);
     else
       gemm_nt(s.out_c, s.in_c, tiles, ep, ld, vp, ld, dup, s.in_c);
   }
 }
 
-/// M[xi] = U[xi] V[xi] in bfloat16 (simd/bf16_products.inl): u16[xi] is U[xi] prepared as rows;
-/// each V[xi] is rounded in place unless `v_paired` says it already is the operand (Bf16Pairs).
-inline void multiply_bf16(const Shape& s, const bf16::Operand* u16, float* v, bool v_paired, float* m, bool parallel) {
+/// M[xi] = U[xi] V[xi] in bfloat16 (simd/bf16_products.inl): u16[xi] is U[xi] prepared as rows,
+/// V[xi] the operand as the transform stored it (Bf16Pairs on AVX512-BF16, RoundedF32Planes
+/// elsewhere).
+inline void multiply_bf16(const Shape& s, const bf16::Operand* u16, const float* v, float* m, bool parallel) {
   const std::int64_t ld = s.padded_tiles(), tiles = s.tiles();
   auto one = [&](std::int64_t xi) {
-    float* plane = v + xi * s.v_plane();
-    const bf16::Operand v16 = v_paired ? bf16::Operand{plane, tiles} : bf16::pairs(s.in_c, tiles, plane, ld, plane);
+    const bf16::Operand v16{v + xi * s.v_plane(), bf16::kNative ? tiles : ld};
     bf16::gemm_rows(s.out_c, tiles, s.in_c, u16[xi], v16, m + xi * s.m_plane(), ld);
   };
   if (parallel) {
@@ -455,19 +459,19 @@ template <int R, typename X, typename Y>
 void convolve(const Shape& s, const float* u, const bf16::Operand* u16, const X* in, std::int64_t in_channel_stride,
               std::int64_t in_image_stride, float* v, float* m, const float* bias, bool relu, bool accumulate, Y* out,
               std::int64_t out_channel_stride, std::int64_t out_image_stride, bool parallel) {
-  bool v_paired = false;
+  if (u16 != nullptr) {  // the tiles rounded as they are stored (on AVX512-BF16 paired along the channels)
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
-  if (u16 != nullptr) {  // the tiles rounded as they are stored, paired along the channels
     const Bf16Pairs v16{v, s.v_plane(), s.tiles()};
     v16.pad_last_pair(static_cast<int>(s.points()), s.in_c, s.tiles());
-    transform_input<R>(s, in, in_channel_stride, in_image_stride, v16);
-    v_paired = true;
-  }
+#else
+    const RoundedF32Planes v16{v, s.v_plane(), s.padded_tiles()};
 #endif
-  if (!v_paired)
+    transform_input<R>(s, in, in_channel_stride, in_image_stride, v16);
+  } else {
     transform_input<R>(s, in, in_channel_stride, in_image_stride, F32Planes{v, s.v_plane(), s.padded_tiles()});
+  }
   if (u16 != nullptr)
-    multiply_bf16(s, u16, v, v_paired, m, parallel);
+    multiply_bf16(s, u16, v, m, parallel);
   else
     multiply(s, u, v, m, parallel);
   transform_output<R>(s, m, bias, relu, accumulate, out, out_channel_stride, out_image_stride);

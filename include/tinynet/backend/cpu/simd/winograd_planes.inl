@@ -1,7 +1,7 @@
 /// \file
 /// Where the Winograd transforms (winograd.inl) store the values of a vector of tiles: the
-/// float32 planes the float32 products read, or, with bfloat16 products on AVX512-BF16, the
-/// operand layouts of bf16_operands.inl, rounded as they are stored.
+/// float32 planes the float32 products read, with bfloat16 products the same planes rounded
+/// as they are stored, or on AVX512-BF16 the operand layouts of bf16_operands.inl.
 
 namespace winograd {
 
@@ -18,6 +18,20 @@ struct F32Planes {
     float* p;
     std::int64_t plane;
     void store(int xi, Vec value, Mask lanes) const { value.store(p + xi * plane, lanes); }
+  };
+  At at(std::int64_t row, std::int64_t p0) const { return {data + row * ld + p0, plane}; }
+};
+
+/// Float32 planes whose values are rounded to bfloat16 as they are stored: where the
+/// products take floats (below AVX512-BF16), autocast's operand as it is, with no pass
+/// rounding the planes after the transform.
+struct RoundedF32Planes {
+  float* data;
+  std::int64_t plane, ld;
+  struct At {
+    float* p;
+    std::int64_t plane;
+    void store(int xi, Vec value, Mask lanes) const { round_bf16(value).store(p + xi * plane, lanes); }
   };
   At at(std::int64_t row, std::int64_t p0) const { return {data + row * ld + p0, plane}; }
 };
