@@ -25,9 +25,14 @@ void convert_elements(DType to, void* dst, DType from, const void* src, std::int
 /// (x86-64-v4) and AVX2 (x86-64-v3) as well as for the program's flags, the one for the CPU
 /// chosen as the program loads (GCC's target_clones; glibc's ifunc): a default-flags build
 /// converts 3x faster on such CPUs. Every version gives the same bits, so TINYNET_CPU_ISA
-/// does not cap them. Clang 14 defines a header function's chooser in every file that uses
-/// it (a duplicate symbol at link time): there, and elsewhere, the plain loops.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && defined(__GLIBC__)
+/// does not cap them. GCC itself only: Clang 14 defines a header function's chooser in every
+/// file that uses it (a duplicate symbol at link time), and other compilers that define
+/// __GNUC__ may not take the attribute; under ThreadSanitizer the chooser, instrumented, runs
+/// before the sanitizer's runtime is up and crashes the program as it loads. There, the
+/// plain loops.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__INTEL_COMPILER) &&           \
+    !defined(__INTEL_LLVM_COMPILER) && !defined(__NVCOMPILER) && !defined(__CUDACC__) && defined(__GLIBC__) && \
+    !defined(__SANITIZE_THREAD__)
 #define TINYNET_CONVERT_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define TINYNET_CONVERT_CLONES
@@ -60,6 +65,7 @@ TINYNET_COMPILED_ONCE void convert_elements(DType to, void* dst, DType from, con
     });
   });
 }
+#undef TINYNET_CONVERT_CLONES
 #endif
 
 }  // namespace tinynet::detail

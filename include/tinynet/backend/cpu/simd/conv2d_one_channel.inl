@@ -86,8 +86,8 @@ void forward_rest(std::int64_t filters, const Shape& s, const float* x, const fl
 }  // namespace detail
 
 /// y[o] = b[o] + the filter w[o] ([out_c, kh, kw]) slid over the plane x ([h, w]); then
-/// max(., 0) with `relu`. y: [out_c, oh, ow] of one image, float or (at the AVX-512 level)
-/// bfloat16.
+/// max(., 0) with `relu`. y: [out_c, oh, ow] of one image, float or (from the AVX2 level
+/// up) bfloat16.
 template <typename Y>
 void forward(const Shape& s, const float* x, const float* w, const float* b, bool relu, Y* y) {
   std::int64_t k = 0;

@@ -105,22 +105,28 @@ inline Vec load_elems(const bfloat16* p, Mask m) {
   return {_mm512_castsi512_ps(_mm512_maskz_slli_epi32(m, _mm512_maskz_cvtepu16_epi32(m, words), 16))};
 }
 inline Vec load_into(Vec v, Mask m, const bfloat16* p) { return {_mm512_mask_mov_ps(v.v, m, load_elems(p, m).v)}; }
-/// The lanes of v in m rounded to bfloat16 at p, as bfloat16(float) rounds them: to
-/// nearest, ties to even, a NaN kept a (quiet) NaN.
-inline void store_elems(bfloat16* p, Mask m, Vec v) {
+namespace detail {
+/// Every lane, for the masked shift forms (GCC 12 warns that the plain ones read an
+/// undefined vector).
+constexpr __mmask16 kAllLanes = 0xFFFF;
+/// Each lane's bfloat16 (as bfloat16(float) rounds it: to nearest, ties to even, a NaN kept
+/// a quiet NaN) in its upper 16 bits; the lower ones are left over.
+inline __m512i bf16_in_upper_half(Vec v) {
   const __m512i u = _mm512_castps_si512(v.v);
-  const __m512i odd = _mm512_and_si512(_mm512_maskz_srli_epi32(m, u, 16), _mm512_set1_epi32(1));
-  __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7FFF)));
-  r = _mm512_mask_or_epi32(r, _mm512_cmp_ps_mask(v.v, v.v, _CMP_UNORD_Q), u, _mm512_set1_epi32(0x00400000));
-  _mm512_mask_cvtepi32_storeu_epi16(reinterpret_cast<std::uint16_t*>(p), m, _mm512_maskz_srli_epi32(m, r, 16));
+  const __m512i odd = _mm512_and_si512(_mm512_maskz_srli_epi32(kAllLanes, u, 16), _mm512_set1_epi32(1));
+  const __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7FFF)));
+  return _mm512_mask_or_epi32(r, _mm512_cmp_ps_mask(v.v, v.v, _CMP_UNORD_Q), u, _mm512_set1_epi32(0x00400000));
 }
-/// v's lanes rounded to bfloat16 values (as store_elems rounds them), kept as floats.
+}  // namespace detail
+/// The lanes of v in m rounded to bfloat16 at p, as bfloat16(float) rounds them.
+inline void store_elems(bfloat16* p, Mask m, Vec v) {
+  _mm512_mask_cvtepi32_storeu_epi16(reinterpret_cast<std::uint16_t*>(p), m,
+                                    _mm512_maskz_srli_epi32(m, detail::bf16_in_upper_half(v), 16));
+}
+/// v's lanes rounded to bfloat16 values, kept as floats.
 inline Vec round_bf16(Vec v) {
-  const __m512i u = _mm512_castps_si512(v.v);
-  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-  __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7FFF)));
-  r = _mm512_mask_or_epi32(r, _mm512_cmp_ps_mask(v.v, v.v, _CMP_UNORD_Q), u, _mm512_set1_epi32(0x00400000));
-  return {_mm512_castsi512_ps(_mm512_and_si512(r, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))))};
+  return {_mm512_castsi512_ps(
+      _mm512_and_si512(detail::bf16_in_upper_half(v), _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))))};
 }
 /// The sum of the lanes: halves, then quarters, then pairs (_mm512_reduce_add_ps's order,
 /// in forms GCC 12 does not report as reading an undefined register).

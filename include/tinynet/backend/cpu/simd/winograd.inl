@@ -18,10 +18,11 @@
 /// tiles_w + tx, and xi = 0 .. a*a-1: U[xi][out_c][in_c], V[xi][in_c][ld], M[xi][out_c][ld],
 /// ld = padded_tiles(), the planes of V and M v_plane() and m_plane() apart. The transforms
 /// take a vector of tiles at a time (several short tile rows side by side); the products go through
-/// gemm_rows (V read in place, no packing). With bfloat16 products on AVX512-BF16 the input
-/// and output-gradient transforms round their values as they store them, straight into the
-/// operand layouts of simd/bf16_operands.inl (Bf16Pairs, Bf16Rows in simd/winograd_planes.inl):
-/// no float32 planes to write and convert afterwards.
+/// gemm_rows (V read in place, no packing). With bfloat16 products the input and
+/// output-gradient transforms round their values as they store them: on AVX512-BF16
+/// straight into the operand layouts of simd/bf16_operands.inl (Bf16Pairs, Bf16Rows in
+/// simd/winograd_planes.inl), elsewhere into the float32 planes (RoundedF32Planes), which
+/// the float32 kernels then read as the operand: no pass converting the planes afterwards.
 
 namespace winograd {
 
@@ -221,8 +222,9 @@ void for_each_channel_vector(const Shape& s, std::int64_t channels, const Where&
 }  // namespace detail
 
 /// V[xi][c][p] = (B^T d B)[xi] for each tile d of `in` (image j's channel c at in + j *
-/// image_stride + c * channel_stride, rows of s.w elements: floats or, at the avx512 level,
-/// bfloat16), into `v` (F32Planes or, at the avx512 level, Bf16Rows or Bf16Pairs).
+/// image_stride + c * channel_stride, rows of s.w elements: floats or, from the avx512 level
+/// up, bfloat16), into `v` (F32Planes, RoundedF32Planes, or at the avx512_bf16 level and up
+/// Bf16Rows or Bf16Pairs).
 template <int R, typename Planes, typename X>
 void transform_input(const Shape& s, const X* in, std::int64_t channel_stride, std::int64_t image_stride, Planes v) {
   using Mx = Matrices<R>;
@@ -287,7 +289,7 @@ inline void multiply(const Shape& s, const float* u, const float* v, float* m, b
 /// out[j, o, y, x] (+)= (A^T m A) for each tile (+ bias[o]; then max(., 0) with `relu`,
 /// NaN kept, as relu does). `accumulate` adds to out instead of overwriting it. Image j's
 /// plane o is at out + j * image_stride + o * channel_stride, rows of s.ow elements: floats
-/// or, at the avx512 level, bfloat16 (rounded as stored).
+/// or, from the avx2 level up, bfloat16 (rounded as stored).
 template <int R, typename Y>
 void transform_output(const Shape& s, const float* m, const float* bias, bool relu, bool accumulate, Y* out,
                       std::int64_t channel_stride, std::int64_t image_stride) {
@@ -340,8 +342,9 @@ void transform_output(const Shape& s, const float* m, const float* bias, bool re
 
 /// E[xi][o][p] = (A e A^T)[xi] for each 2x2 tile e of the output gradient, tiled as the
 /// forward pass tiles its output (zeros past its edge). Image j's plane o is at gy + j *
-/// image_stride + o * channel_stride, rows of s.ow elements: floats or, at the avx512
-/// level, bfloat16; E is laid out as M (F32Planes), or as bfloat16 rows (Bf16Rows).
+/// image_stride + o * channel_stride, rows of s.ow elements: floats or, from the avx2 level
+/// up, bfloat16; E is laid out as M (F32Planes, or RoundedF32Planes with bfloat16 products
+/// below AVX512-BF16), or as bfloat16 rows (Bf16Rows, on AVX512-BF16).
 template <int R, typename Planes, typename G>
 void transform_output_grad(const Shape& s, const G* gy, std::int64_t channel_stride, std::int64_t image_stride,
                            Planes e) {
@@ -415,23 +418,21 @@ void weight_grad(const Shape& s, const X* in, std::int64_t in_channel_stride, st
     }
     return;
   }
-#endif
-  if (bf16) {  // the products take floats: both transforms round as they store
+#else
+  if (bf16) {  // the products take floats: both transforms round as they store, into their operands
     transform_input<R>(s, in, in_channel_stride, in_image_stride, RoundedF32Planes{v, s.v_plane(), ld});
     transform_output_grad<R>(s, gy, out_channel_stride, out_image_stride, RoundedF32Planes{e, s.m_plane(), ld});
-  } else {
-    transform_input<R>(s, in, in_channel_stride, in_image_stride, F32Planes{v, s.v_plane(), ld});
-    transform_output_grad<R>(s, gy, out_channel_stride, out_image_stride, F32Planes{e, s.m_plane(), ld});
+    for (std::int64_t xi = 0; xi < s.points(); ++xi)
+      bf16::gemm_nt(s.out_c, s.in_c, tiles, bf16::Operand{e + xi * s.m_plane(), ld},
+                    bf16::Operand{v + xi * s.v_plane(), ld}, du + xi * s.out_c * s.in_c, s.in_c);
+    return;
   }
-  for (std::int64_t xi = 0; xi < s.points(); ++xi) {
-    float* ep = e + xi * s.m_plane();
-    float* vp = v + xi * s.v_plane();
-    float* dup = du + xi * s.out_c * s.in_c;
-    if (bf16)
-      bf16::gemm_nt(s.out_c, s.in_c, tiles, bf16::Operand{ep, ld}, bf16::Operand{vp, ld}, dup, s.in_c);
-    else
-      gemm_nt(s.out_c, s.in_c, tiles, ep, ld, vp, ld, dup, s.in_c);
-  }
+#endif
+  transform_input<R>(s, in, in_channel_stride, in_image_stride, F32Planes{v, s.v_plane(), ld});
+  transform_output_grad<R>(s, gy, out_channel_stride, out_image_stride, F32Planes{e, s.m_plane(), ld});
+  for (std::int64_t xi = 0; xi < s.points(); ++xi)
+    gemm_nt(s.out_c, s.in_c, tiles, e + xi * s.m_plane(), ld, v + xi * s.v_plane(), ld, du + xi * s.out_c * s.in_c,
+            s.in_c);
 }
 
 /// M[xi] = U[xi] V[xi] in bfloat16 (simd/bf16_products.inl): u16[xi] is U[xi] prepared as rows,
