@@ -4,5 +4,5 @@
 #if defined(TINYNET_CPU_X86)
 TINYNET_CPU_KERNELS(template, amx)
 TINYNET_CPU_KERNELS_AVX512(template, amx)
-TINYNET_CPU_KERNELS_NATIVE_BF16(template, amx)
+TINYNET_CPU_KERNELS_LINEAR_BF16(template, amx)
 #endif

@@ -3,5 +3,5 @@
 
 #if defined(TINYNET_CPU_X86)
 TINYNET_CPU_KERNELS(template, avx2)
-TINYNET_CPU_KERNELS_AVX2(template, avx2)
+TINYNET_CPU_KERNELS_LINEAR_BF16(template, avx2)
 #endif

@@ -4,4 +4,5 @@
 #if defined(TINYNET_CPU_X86)
 TINYNET_CPU_KERNELS(template, avx512)
 TINYNET_CPU_KERNELS_AVX512(template, avx512)
+TINYNET_CPU_KERNELS_LINEAR_BF16(template, avx512)
 #endif

@@ -6,6 +6,7 @@
 // same file is built a second time without optimisation (backend_tests_O0), as in a Debug
 // build: nothing inlined or unrolled, so an intrinsic that needs a constant would fail to
 // compile there.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -249,13 +250,8 @@ TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][c
   }
 }
 
-#if defined(TINYNET_CPU_X86)
 TEST_CASE("bfloat16 runs: rounded as bfloat16(float) rounds, widened exactly, nothing past the run touched",
           "[backend][cpu]") {
-  if (cpu::isa() < cpu::Isa::avx2) {
-    WARN("level " << cpu::isa_name(cpu::isa()) << ": the bfloat16 runs exist from the avx2 level up");
-    return;
-  }
   // Ties to even both ways, the carry into the exponent and past the largest finite value,
   // signed zeros, infinities, NaNs (quiet, signalling, negative), denormals, then random
   // bits; every run length up to three vectors and more, so that full vectors and each
@@ -268,28 +264,51 @@ TEST_CASE("bfloat16 runs: rounded as bfloat16(float) rounds, widened exactly, no
   std::vector<float> in(bits.size());
   std::memcpy(in.data(), bits.data(), bits.size() * 4);
   const auto sentinel = tinynet::bfloat16::from_bits(0xABCD);
+  const auto bits_of = [](float f) {
+    std::uint32_t b;
+    std::memcpy(&b, &f, 4);
+    return b;
+  };
+  // After arithmetic, a NaN's payload depends on the order the compiler gives the operands.
+  const auto same = [](tinynet::bfloat16 a, float expected) {
+    const float f = static_cast<float>(a);
+    return std::isnan(expected) ? std::isnan(f) : a.bits == tinynet::bfloat16(expected).bits;
+  };
   for (std::int64_t n = 1; n <= 53; ++n) {
     INFO(n << " elements");
-    std::vector<tinynet::bfloat16> out(static_cast<std::size_t>(n) + 8, sentinel);
-    AT_VECTOR_LEVEL(copy_run(out.data(), in.data(), n));
-    std::vector<float> back(static_cast<std::size_t>(n) + 8, kPad);
-    AT_VECTOR_LEVEL(copy_run(back.data(), out.data(), n));
+    const auto size = static_cast<std::size_t>(n) + 8;
+    std::vector<tinynet::bfloat16> out(size, sentinel), sums(size, sentinel), plus(size, sentinel);
+    AT_LEVEL(copy_run(out.data(), in.data(), n));
+    std::vector<float> back(size, kPad), masked(size, kPad);
+    AT_LEVEL(copy_run(back.data(), out.data(), n));
+    // The accumulating store (dst + src summed in float, then rounded), the bias and ReLU
+    // store of the convolution's output, and the gradient through that ReLU's output.
+    std::copy(out.begin(), out.end(), sums.begin());
+    AT_LEVEL(copy_run(sums.data(), in.data(), n, true));
+    AT_LEVEL(copy_plus_run(plus.data(), in.data(), 0.5f, n, true));
+    AT_LEVEL(relu_grad_run(masked.data(), out.data(), plus.data(), n));
     for (std::int64_t i = 0; i < n + 8; ++i) {
       const auto at = static_cast<std::size_t>(i);
       INFO("element " << i << ", bits " << std::hex << bits[at % bits.size()]);
       if (i >= n) {
         CHECK(out[at].bits == sentinel.bits);
+        CHECK(sums[at].bits == sentinel.bits);
+        CHECK(plus[at].bits == sentinel.bits);
         CHECK(back[at] == kPad);
+        CHECK(masked[at] == kPad);
         continue;
       }
       CHECK(out[at].bits == tinynet::bfloat16(in[at]).bits);
-      std::uint32_t widened;
-      std::memcpy(&widened, &back[at], 4);
-      CHECK(widened == std::uint32_t{out[at].bits} << 16);
+      CHECK(bits_of(back[at]) == std::uint32_t{out[at].bits} << 16);
+      CHECK(same(sums[at], static_cast<float>(out[at]) + in[at]));
+      const float r = in[at] + 0.5f;
+      CHECK(same(plus[at], r <= 0.0f ? 0.0f : r));
+      CHECK(bits_of(masked[at]) == bits_of(static_cast<float>(plus[at]) > 0.0f ? back[at] : 0.0f));
     }
   }
 }
 
+#if defined(TINYNET_CPU_X86)
 /// store_native of n floats (vectors pass between functions compiled for the avx512_bf16 level only).
 __attribute__((target("avx512bf16,avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2,f16c,lzcnt,popcnt"))) void
 store_native(const float* in, tinynet::bfloat16* out, std::int64_t n) {

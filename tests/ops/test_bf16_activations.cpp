@@ -6,7 +6,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
+#include <tinynet/backend/cpu/conv2d.hpp>  // the backend queried itself (takes_bf16)
 #include <tinynet/backend/cpu/isa.hpp>
+#include <tinynet/backend/cpu/linear.hpp>
 #include <tinynet/tinynet.hpp>
 #include <vector>
 
@@ -313,8 +315,9 @@ TEST_CASE("conv2d, conv2d_relu, linear and matmul under autocast take bfloat16 a
   // A bfloat16 input's values are what autocast would round a float32 input to, so the
   // products are the same; the output (and the input's gradient) is that result rounded.
   // conv2d returns bfloat16 for a float32 input too (its kernels round the output as they
-  // store it, and read a bfloat16 input as it is where they can: Winograd and columns of
-  // channel pairs): the same values for both inputs, whichever way each takes.
+  // store it at every level, and from the avx512 level up read a bfloat16 input as it is
+  // where they can: Winograd, and stride-1 unpadded columns, of channel pairs with
+  // vdpbf16ps, else widened): the same values for both inputs, whichever way each takes.
   ThreadCountRestorer restore;
   Generator gen(18);
   const Tensor w = uniform({6, 3, 3, 3}, -0.5, 0.5, {.requires_grad = true}, gen);
@@ -380,15 +383,25 @@ TEST_CASE("conv2d, conv2d_relu, linear and matmul under autocast take bfloat16 a
       check([&](const Tensor& x) { return conv2d(x, w16); }, {2, 16, 26, 26}, 42, DType::bfloat16);
     }
     {
-      INFO("conv2d_relu, LeNet's conv2 (columns of channel pairs)");
+      INFO("conv2d_relu, LeNet's conv2 (columns of channel pairs, or widened)");
+      const backend::Conv2dGeometry g{5, 20, 12, 12, 50, 5, 5, 1, 1, 0, 0, 8, 8};
+      CHECK(backend::takes_bf16(Device::cpu(), backend::Conv2dBf16{g, false}));
+      CHECK(backend::takes_bf16(Device::cpu(), backend::Conv2dBf16{g, true}) ==
+            (backend::cpu::isa() >= backend::cpu::Isa::avx512));
       check([&](const Tensor& x) { return conv2d_relu(x, w20, b20); }, {5, 20, 12, 12}, 44, DType::bfloat16);
     }
     {
       INFO("linear");
+      // From the avx2 level up the kernels take the bfloat16 input (widened for the float32
+      // kernels); vdpbf16ps reads it in pairs, so an odd feature count is cast there.
+      const bool vector_level = backend::cpu::isa() >= backend::cpu::Isa::avx2;
+      CHECK(backend::takes_bf16(Device::cpu(), backend::LinearBf16{12}) == vector_level);
+      CHECK(backend::takes_bf16(Device::cpu(), backend::LinearBf16{13}) ==
+            (vector_level && backend::cpu::isa() < backend::cpu::Isa::avx512_bf16));
       check([&](const Tensor& x) { return linear(x, lw); }, {4, 12}, 34, DType::float32);
     }
     {
-      INFO("linear, 13 input features (a bfloat16 input cast to float32 for the products)");
+      INFO("linear, 13 input features (with vdpbf16ps a bfloat16 input cast to float32 for the products)");
       check([&](const Tensor& x) { return linear(x, lw13); }, {3, 13}, 46, DType::float32);
     }
     {

@@ -142,22 +142,16 @@
   KEYWORDS void cpu::LEVEL::conv2d_backward<float, X, bfloat16>(cpu::LEVEL::Level, const Conv2dGeometry&, const X*,    \
                                                                 const float*, const bfloat16*, X*, bool, float*, bool, \
                                                                 float*, bool, float*, const bfloat16*, Products);
-// conv2d's bfloat16 output for a float32 input, at the levels from avx2 up.
-#define TINYNET_CPU_KERNELS_AVX2(KEYWORDS, LEVEL)            \
-  namespace tinynet::backend {                               \
-  TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, LEVEL, float) \
-  }
-// Those, and from avx512 up conv2d's bfloat16 input, dropout's and batch_norm's bfloat16 kernels.
+// From avx512 up: conv2d's bfloat16 input, dropout's and batch_norm's bfloat16 kernels.
 #define TINYNET_CPU_KERNELS_AVX512(KEYWORDS, LEVEL)                                                           \
-  TINYNET_CPU_KERNELS_AVX2(KEYWORDS, LEVEL)                                                                   \
   namespace tinynet::backend {                                                                                \
   TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, LEVEL, bfloat16)                                               \
   KEYWORDS void cpu::LEVEL::apply_mask<bfloat16>(cpu::LEVEL::Level, const bfloat16*, const float*, bfloat16*, \
                                                  std::int64_t, bool);                                         \
   TINYNET_CPU_KERNELS_OF_BATCH_NORM(KEYWORDS, LEVEL, bfloat16, float)                                         \
   }
-// linear with bfloat16 activations, at the avx512_bf16 and amx levels.
-#define TINYNET_CPU_KERNELS_NATIVE_BF16(KEYWORDS, LEVEL)                                                               \
+// linear with bfloat16 activations, from the avx2 level up.
+#define TINYNET_CPU_KERNELS_LINEAR_BF16(KEYWORDS, LEVEL)                                                               \
   namespace tinynet::backend {                                                                                         \
   KEYWORDS void cpu::LEVEL::linear_forward<float>(cpu::LEVEL::Level, const bfloat16*, const float*, const float*,      \
                                                   bfloat16*, std::int64_t, std::int64_t, std::int64_t);                \
@@ -166,26 +160,30 @@
   KEYWORDS void cpu::LEVEL::linear_backward_weight<float>(cpu::LEVEL::Level, const bfloat16*, const bfloat16*, float*, \
                                                           std::int64_t, std::int64_t, std::int64_t, bool);             \
   }
-#define TINYNET_CPU_KERNELS(KEYWORDS, LEVEL)           \
-  namespace tinynet::backend {                         \
-  TINYNET_CPU_KERNELS_OF_TYPE(KEYWORDS, LEVEL, float)  \
-  TINYNET_CPU_KERNELS_OF_TYPE(KEYWORDS, LEVEL, double) \
-  TINYNET_CPU_KERNELS_OF_BF16(KEYWORDS, LEVEL)         \
+// Every level: both float types, and the bfloat16 activations every level takes (conv2d's
+// bfloat16 output for a float32 input among them).
+#define TINYNET_CPU_KERNELS(KEYWORDS, LEVEL)                 \
+  namespace tinynet::backend {                               \
+  TINYNET_CPU_KERNELS_OF_TYPE(KEYWORDS, LEVEL, float)        \
+  TINYNET_CPU_KERNELS_OF_TYPE(KEYWORDS, LEVEL, double)       \
+  TINYNET_CPU_KERNELS_OF_BF16(KEYWORDS, LEVEL)               \
+  TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, LEVEL, float) \
   }
 
 #if defined(TINYNET_CPU_KERNELS_COMPILED)  // linked from tinynet::cpu_kernels
 TINYNET_CPU_KERNELS(extern template, baseline)
 #if defined(TINYNET_CPU_X86)
 TINYNET_CPU_KERNELS(extern template, avx2)
-TINYNET_CPU_KERNELS_AVX2(extern template, avx2)
+TINYNET_CPU_KERNELS_LINEAR_BF16(extern template, avx2)
 TINYNET_CPU_KERNELS(extern template, avx512)
 TINYNET_CPU_KERNELS_AVX512(extern template, avx512)
+TINYNET_CPU_KERNELS_LINEAR_BF16(extern template, avx512)
 TINYNET_CPU_KERNELS(extern template, avx512_bf16)
 TINYNET_CPU_KERNELS_AVX512(extern template, avx512_bf16)
-TINYNET_CPU_KERNELS_NATIVE_BF16(extern template, avx512_bf16)
+TINYNET_CPU_KERNELS_LINEAR_BF16(extern template, avx512_bf16)
 TINYNET_CPU_KERNELS(extern template, amx)
 TINYNET_CPU_KERNELS_AVX512(extern template, amx)
-TINYNET_CPU_KERNELS_NATIVE_BF16(extern template, amx)
+TINYNET_CPU_KERNELS_LINEAR_BF16(extern template, amx)
 #endif
 #endif
 

@@ -48,10 +48,13 @@ void linear_backward_bias(Tag, const G* gy, T* db, std::int64_t batch, std::int6
 
 /// Whether linear under autocast takes and returns bfloat16 activations in the kernels here
 /// (backend/bf16_activations.hpp): at a level whose kernels take them (Level::linear_bf16:
-/// AVX512-BF16), for an even number of input features (the products read the input's
-/// rows in pairs as they are). Elsewhere linear casts.
+/// from AVX2 up), with vdpbf16ps for an even number of input features (its products read
+/// the input's rows in pairs as they are). Elsewhere linear casts.
 inline bool supports_bf16(Tag, const LinearBf16& op) {
-  return on_isa([&](auto level) { return decltype(level)::linear_bf16 && op.in_features % 2 == 0; });
+  return on_isa([&](auto level) {
+    using L = decltype(level);
+    return L::linear_bf16 && (op.in_features % 2 == 0 || !L::native_bf16);
+  });
 }
 
 /// Calls f(level) at the level in use where its linear kernels take bfloat16 activations

@@ -229,18 +229,26 @@ namespace detail {
 constexpr std::int64_t kRoundedPanel = 96;
 static_assert(kRoundedPanel % TINYNET_ISA_NAMESPACE::detail::kGemmRowsCols == 0);
 
-/// r rows of k floats (lds apart) rounded to bfloat16 values into dst (ldd apart),
-/// serially: each thread rounds its own block.
-inline void round_rows(std::int64_t r, std::int64_t k, const float* src, std::int64_t lds, float* dst,
-                       std::int64_t ldd) {
-  for (std::int64_t i = 0; i < r; ++i) tinynet::detail::round_to_bf16(src + i * lds, k, dst + i * ldd);
+/// r rows of k elements (lds apart) as bfloat16 values in float into dst (ldd apart):
+/// floats rounded, bfloat16 (autocast's activations) widened. Serially: each thread
+/// prepares its own block.
+template <typename S>
+void round_rows(std::int64_t r, std::int64_t k, const S* src, std::int64_t lds, float* dst, std::int64_t ldd) {
+  for (std::int64_t i = 0; i < r; ++i) {
+    if constexpr (std::is_same_v<S, bfloat16>)
+      copy_run(dst + i * ldd, src + i * lds, k);
+    else
+      tinynet::detail::round_to_bf16(src + i * lds, k, dst + i * ldd);
+  }
 }
 
-/// Columns [c0, c1) of C = A B (no bias) from B's rows rounded kRoundedPanel columns at a
-/// time into `panel` (k rows), each panel then multiplied by every block of A's rows.
-inline void gemm_rows_rounded_panels(std::int64_t m, std::int64_t c0, std::int64_t c1, std::int64_t k, const float* a,
-                                     std::int64_t lda, const float* b, std::int64_t ldb, float* c, std::int64_t ldc,
-                                     float* panel) {
+/// Columns [c0, c1) of C = A B (no bias) from B's rows rounded (or widened) kRoundedPanel
+/// columns at a time into `panel` (k rows), each panel then multiplied by every block of
+/// A's rows.
+template <typename B>
+void gemm_rows_rounded_panels(std::int64_t m, std::int64_t c0, std::int64_t c1, std::int64_t k, const float* a,
+                              std::int64_t lda, const B* b, std::int64_t ldb, float* c, std::int64_t ldc,
+                              float* panel) {
   for (std::int64_t p0 = c0; p0 < c1; p0 += kRoundedPanel) {
     const std::int64_t width = std::min(kRoundedPanel, c1 - p0);
     round_rows(k, width, b + p0, ldb, panel, kRoundedPanel);
@@ -282,9 +290,9 @@ struct ProductSplit {
 /// over all of B into memory first (for a large B, such as linear's weights, that pass
 /// costs more than the product saves). `parallel`: B's columns split over the threads, or,
 /// when B has too few of them, A's rows in blocks of 8 (each thread then rounds all of B).
-/// B may also be bfloat16 (autocast's activations), paired as it is; only at the avx512_bf16 level.
-/// At the AVX2 and AVX-512 levels the float32 kernel multiplies B's panels rounded the same
-/// way, to bfloat16 values in float.
+/// B may also be bfloat16 (autocast's activations), paired as it is with vdpbf16ps. At the
+/// AVX2 and AVX-512 levels the float32 kernel multiplies B's panels rounded the same way, to
+/// bfloat16 values in float (a bfloat16 B widened); the baseline takes float B only.
 template <typename B>
 void gemm_rows_rounding_b(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, const B* b, std::int64_t ldb,
                           float* c, std::int64_t ldc, bool parallel) {
@@ -315,23 +323,23 @@ void gemm_rows_rounding_b(std::int64_t m, std::int64_t n, std::int64_t k, Operan
     return;
   }
 #endif
-  if constexpr (std::is_same_v<B, float>) {
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2 && TINYNET_ISA_LEVEL < TINYNET_ISA_AVX512_BF16
-    // The float32 kernel over B's panels rounded in cache, split as above.
-    const auto* ap = static_cast<const float*>(a.data);
-    over_parts(ProductSplit(parallel, n, detail::kRoundedPanel, m, TINYNET_ISA_NAMESPACE::detail::kGemmRowsBlock),
-               k * detail::kRoundedPanel,
-               [&](std::int64_t i0, std::int64_t i1, std::int64_t c0, std::int64_t c1, float* scratch) {
-                 detail::gemm_rows_rounded_panels(i1 - i0, c0, c1, k, ap + i0 * a.ld, a.ld, b, ldb, c + i0 * ldc, ldc,
-                                                  scratch);
-               });
+  // The float32 kernel over B's panels rounded (or widened) in cache, split as above.
+  const auto* ap = static_cast<const float*>(a.data);
+  over_parts(ProductSplit(parallel, n, detail::kRoundedPanel, m, TINYNET_ISA_NAMESPACE::detail::kGemmRowsBlock),
+             k * detail::kRoundedPanel,
+             [&](std::int64_t i0, std::int64_t i1, std::int64_t c0, std::int64_t c1, float* scratch) {
+               detail::gemm_rows_rounded_panels(i1 - i0, c0, c1, k, ap + i0 * a.ld, a.ld, b, ldb, c + i0 * ldc, ldc,
+                                                scratch);
+             });
 #else
+  if constexpr (std::is_same_v<B, float>) {
     ScratchFloats bs(bf16_operand_floats(k, n));
     gemm_rows(m, n, k, a, pairs(k, n, b, ldb, bs.data()), c, ldc, nullptr, false, parallel);
-#endif
   } else {
-    throw Error("bfloat16 operands need AVX512-BF16");
+    throw Error("bfloat16 operands need the avx2 level or above");
   }
+#endif
 }
 
 /// C[m, n] += A[m, k] B[n, k]^T from operands prepared with rows(). Serial.
@@ -355,9 +363,9 @@ inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, Operand a, O
 /// of passes over both into memory first. `parallel`: B's rows split over the threads in
 /// blocks of 8, each thread rounding A's chunks for itself (linear's input, against its
 /// weights), or, when B has too few blocks, A's rows in blocks of 4. A may also be rows of
-/// bfloat16 (autocast's activations), read as they are: k even, only at the avx512_bf16 level.
-/// At the AVX2 and AVX-512 levels the float32 kernel multiplies the blocks rounded the same
-/// way, to bfloat16 values in float, over chunks of k of up to 768.
+/// bfloat16 (autocast's activations): read as they are with vdpbf16ps (k even), widened
+/// block by block at the AVX2 and AVX-512 levels, where the float32 kernel multiplies the
+/// blocks rounded the same way, to bfloat16 values in float, over chunks of k of up to 768.
 template <typename A>
 void gemm_nt_rounding(std::int64_t m, std::int64_t n, std::int64_t k, const A* a, std::int64_t lda, const float* b,
                       std::int64_t ldb, float* c, std::int64_t ldc, bool parallel) {
@@ -405,29 +413,29 @@ void gemm_nt_rounding(std::int64_t m, std::int64_t n, std::int64_t k, const A* a
     return;
   }
 #endif
-  if constexpr (std::is_same_v<A, float>) {
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2 && TINYNET_ISA_LEVEL < TINYNET_ISA_AVX512_BF16
-    // The float32 kernel over chunks of A's rows and of B's rows at a time rounded in cache,
-    // split as above: gemm_nt's own chunks of k and panels of B, so that its sums come in
-    // the same order as from operands rounded whole.
-    const std::int64_t kc = TINYNET_ISA_NAMESPACE::detail::gemm_nt_chunk(k);
-    constexpr std::int64_t nb = TINYNET_ISA_NAMESPACE::detail::kGemmNtPanel;
-    parallel_for(split.parts, 1, [&](std::int64_t lo, std::int64_t hi) {
-      ScratchFloats as((split.preferred ? m : split.longest()) * kc), bs(nb * kc);
-      for (std::int64_t p = lo; p < hi; ++p) {
-        const auto [i0, i1, j0, j1] = part(p);
-        for (std::int64_t p0 = 0; p0 < k; p0 += kc) {
-          const std::int64_t kk = std::min(kc, k - p0);
-          detail::round_rows(i1 - i0, kk, a + i0 * lda + p0, lda, as.data(), kk);
-          for (std::int64_t r = j0; r < j1; r += nb) {
-            const std::int64_t nn = std::min(nb, j1 - r);
-            detail::round_rows(nn, kk, b + r * ldb + p0, ldb, bs.data(), kk);
-            TINYNET_ISA_NAMESPACE::gemm_nt(i1 - i0, nn, kk, as.data(), kk, bs.data(), kk, c + i0 * ldc + r, ldc);
-          }
+  // The float32 kernel over chunks of A's rows and of B's rows at a time rounded (A's, or
+  // widened) in cache, split as above: gemm_nt's own chunks of k and panels of B, so that
+  // its sums come in the same order as from operands rounded whole.
+  const std::int64_t kc = TINYNET_ISA_NAMESPACE::detail::gemm_nt_chunk(k);
+  constexpr std::int64_t nb = TINYNET_ISA_NAMESPACE::detail::kGemmNtPanel;
+  parallel_for(split.parts, 1, [&](std::int64_t lo, std::int64_t hi) {
+    ScratchFloats as((split.preferred ? m : split.longest()) * kc), bs(nb * kc);
+    for (std::int64_t p = lo; p < hi; ++p) {
+      const auto [i0, i1, j0, j1] = part(p);
+      for (std::int64_t p0 = 0; p0 < k; p0 += kc) {
+        const std::int64_t kk = std::min(kc, k - p0);
+        detail::round_rows(i1 - i0, kk, a + i0 * lda + p0, lda, as.data(), kk);
+        for (std::int64_t r = j0; r < j1; r += nb) {
+          const std::int64_t nn = std::min(nb, j1 - r);
+          detail::round_rows(nn, kk, b + r * ldb + p0, ldb, bs.data(), kk);
+          TINYNET_ISA_NAMESPACE::gemm_nt(i1 - i0, nn, kk, as.data(), kk, bs.data(), kk, c + i0 * ldc + r, ldc);
         }
       }
-    });
+    }
+  });
 #else
+  if constexpr (std::is_same_v<A, float>) {
     ScratchFloats as(bf16_operand_floats(m, k)), bs(bf16_operand_floats(n, k));
     const Operand a16 = rows(m, k, a, lda, as.data()), b16 = rows(n, k, b, ldb, bs.data());
     parallel_for(split.parts, 1, [&](std::int64_t lo, std::int64_t hi) {
@@ -436,10 +444,10 @@ void gemm_nt_rounding(std::int64_t m, std::int64_t n, std::int64_t k, const A* a
         gemm_nt(i1 - i0, j1 - j0, k, skip_rows(a16, i0), skip_rows(b16, j0), c + i0 * ldc + j0, ldc);
       }
     });
-#endif
   } else {
-    throw Error("bfloat16 operands need AVX512-BF16");
+    throw Error("bfloat16 operands need the avx2 level or above");
   }
+#endif
 }
 
 }  // namespace bf16

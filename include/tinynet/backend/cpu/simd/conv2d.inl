@@ -13,7 +13,7 @@
 /// (paired_columns), and the direct one-channel kernel multiplies pairs of taps
 /// (one_channel::forward_bf16); elsewhere it runs on rounded copies of the image and filters.
 ///
-/// Under autocast from the AVX2 level up the output is bfloat16 (conv2d_takes_bf16): every
+/// Under autocast the output is bfloat16 at every level (conv2d_takes_bf16): every
 /// path rounds it as it stores it, and the backward reads the output gradient (and a fused
 /// ReLU's output) in the masked copy that makes its float32 columns, whose values are then
 /// the products' operand as they are; from the AVX-512 level up a bfloat16 input is read
@@ -38,10 +38,11 @@ bool uses_one_channel(Level, const Conv2dGeometry& g) {
 }
 
 /// Whether the kernels here take bfloat16 activations for g under autocast (the
-/// backend/cpu/conv2d.hpp entry of the same name): outputs from the AVX2 level up; inputs
-/// from the AVX-512 level up, where each pass reads and writes them as they are: Winograd's transforms, or columns of
-/// channel pairs forward and bfloat16 columns for the weight gradient, with a gathered
-/// input gradient (stride 1, unpadded). T: the parameters' type (float32 only).
+/// backend/cpu/conv2d.hpp entry of the same name): outputs at every level; inputs
+/// from the AVX-512 level up, where each pass reads and writes them as they are: Winograd's
+/// transforms, or im2col's stride-1 unpadded columns with a gathered input gradient (with
+/// vdpbf16ps columns of channel pairs forward and bfloat16 columns for the weight gradient;
+/// below it float columns from the input widened). T: the parameters' type (float32 only).
 template <typename T>
 bool conv2d_takes_bf16(Level, const Conv2dGeometry& g, bool input);
 
@@ -103,21 +104,25 @@ void im2col_group(const Conv2dGeometry& g, const T* xs, std::int64_t count, T* c
 
 #if TINYNET_ISA_LEVEL < TINYNET_ISA_AVX512_BF16
 /// Where bfloat16 products run in the float32 kernels (no vdpbf16ps), the columns of
-/// `count` float samples as a product's operand: bfloat16 values held in float. im2col only
+/// `count` samples as a product's operand: bfloat16 values held in float. im2col only
 /// copies and pads with zeros, so rounding the input first (into scratch) gives the same
 /// columns in a pass over fewer values wherever the columns outnumber the input (kh kw oh
 /// ow > h w: a stride-1 layer with a kernel bigger than 1x1); otherwise the columns are
-/// rounded in place. (With vdpbf16ps the operands are pairs: im2col_bf16, paired columns.)
-inline bf16::Operand rounded_columns(const Conv2dGeometry& g, const float* xs, std::int64_t count, float* col,
-                                     std::int64_t ld) {
-  if (g.h * g.w < g.kh * g.kw * g.oh * g.ow) {
+/// rounded in place. A bfloat16 input (X) is widened instead: its values are the operand's.
+/// (With vdpbf16ps the operands are pairs: im2col_bf16, paired columns.)
+template <typename X>
+bf16::Operand rounded_columns(const Conv2dGeometry& g, const X* xs, std::int64_t count, float* col, std::int64_t ld) {
+  if (std::is_same_v<X, bfloat16> || g.h * g.w < g.kh * g.kw * g.oh * g.ow) {
     const std::int64_t n = count * g.c * g.h * g.w;
     ScratchFloats rounded(n);
-    bf16::rows(1, n, xs, n, rounded.data());
+    if constexpr (std::is_same_v<X, bfloat16>)
+      copy_run(rounded.data(), xs, n);
+    else
+      bf16::rows(1, n, xs, n, rounded.data());
     im2col_group(g, static_cast<const float*>(rounded.data()), count, col, ld);
     return {col, ld};
   }
-  im2col_group(g, xs, count, col, ld);
+  if constexpr (std::is_same_v<X, float>) im2col_group(g, xs, count, col, ld);
   return bf16::rows(g.col_rows(), ld, col, ld, col);
 }
 #endif
@@ -184,16 +189,17 @@ void for_each_group(const Conv2dGeometry& g, std::int64_t group, std::int64_t ch
 }  // namespace detail
 
 template <typename T>
-bool conv2d_takes_bf16(Level, [[maybe_unused]] const Conv2dGeometry& g, [[maybe_unused]] bool input) {
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
+bool conv2d_takes_bf16(Level, [[maybe_unused]] const Conv2dGeometry& g, bool input) {
   if (!std::is_same_v<T, float>) return false;
   if (!input) return true;
-#endif
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
   if (uses_winograd<float>(Level{}, g)) return true;
-  if (uses_one_channel<float>(Level{}, g) || !g.stride1_unpadded() || !detail::paired_columns(g)) return false;
+  if (uses_one_channel<float>(Level{}, g) || !g.stride1_unpadded()) return false;
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
+  if (!detail::paired_columns(g)) return false;
   for (std::int64_t count = 1; count <= cpu_group(g); ++count)
     if (!detail::bf16_columns(g, count, count * g.col_cols())) return false;
+#endif
   return true;
 #else
   return false;
@@ -318,7 +324,7 @@ bf16::Operand im2col_columns(const Conv2dGeometry& g, const ForwardPlan& p, cons
     }
   }
 #if TINYNET_ISA_LEVEL < TINYNET_ISA_AVX512_BF16
-  if constexpr (std::is_same_v<T, float> && std::is_same_v<X, T>) {
+  if constexpr (std::is_same_v<T, float>) {
     if (p.bf16) return rounded_columns(g, xs, count, col, ld);
   }
 #endif

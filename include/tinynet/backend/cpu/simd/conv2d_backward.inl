@@ -90,10 +90,10 @@ inline constexpr bool kGyColumnsRounded = !bf16::kNative && std::is_same_v<Y, bf
 /// at xs, their columns copied out to `col` first: for float32 with vectors as dot
 /// products along the rows in place (gemm_nt; a packed GEMM copies both operands again),
 /// otherwise through Eigen. With `gy_bf16` (a buffer for the output gradient's bfloat16
-/// operand) in bfloat16: the columns made in bfloat16 (bf16_columns) or rounded in place
-/// (where the products take floats, rounded_columns); a bfloat16 input (X) only the
-/// former. Y, the output gradient's type as it arrived: where it was bfloat16 its float
-/// columns hold bfloat16 values already, the operand itself where the products take floats.
+/// operand) in bfloat16: the columns made in bfloat16 (bf16_columns), or where the products
+/// take floats from the input rounded or, a bfloat16 input (X), widened (rounded_columns);
+/// with vdpbf16ps a bfloat16 input takes the former. Y, the output gradient's type as it arrived: where it was bfloat16
+/// its float columns hold bfloat16 values already, the operand itself where the products take floats.
 template <typename Y, typename T, typename X>
 void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const X* xs, std::int64_t count, T* col,
                      std::int64_t ld, T* dw, T* gy_bf16) {
@@ -104,17 +104,17 @@ void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const X* xs, std
           kGyColumnsRounded<Y> ? bf16::Operand{gy_cols, ld} : bf16::rows(g.out_c, ld, gy_cols, ld, gy_bf16);
       if (bf16_columns(g, count, ld))
         return bf16::gemm_nt(g.out_c, kdim, ld, gy16, im2col_bf16(g, xs, count, col, ld), dw, kdim);
-      if constexpr (std::is_same_v<X, T>) {
 #if TINYNET_ISA_LEVEL < TINYNET_ISA_AVX512_BF16
-        return bf16::gemm_nt(g.out_c, kdim, ld, gy16, rounded_columns(g, xs, count, col, ld), dw, kdim);
+      return bf16::gemm_nt(g.out_c, kdim, ld, gy16, rounded_columns(g, xs, count, col, ld), dw, kdim);
 #else
+      if constexpr (std::is_same_v<X, T>) {
         im2col_group(g, xs, count, col, ld);
         return bf16::gemm_nt(g.out_c, kdim, ld, gy16, bf16::rows(kdim, ld, col, ld, col), dw, kdim);
-#endif
       }
+#endif
     }
   }
-  if constexpr (std::is_same_v<X, T>) {  // (a bfloat16 input takes bf16_columns: conv2d_takes_bf16)
+  if constexpr (std::is_same_v<X, T>) {  // (a bfloat16 input comes with bfloat16 products: above)
     im2col_group(g, xs, count, col, ld);
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
     if constexpr (std::is_same_v<T, float>) return gemm_nt(g.out_c, kdim, ld, gy_cols, ld, col, ld, dw, kdim);

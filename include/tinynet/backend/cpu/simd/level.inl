@@ -36,12 +36,14 @@ struct Level {
   /// autocast's bfloat16 products on vdpbf16ps (else rounded in the float32 kernels).
   static constexpr bool native_bf16 = TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16;
   /// conv2d's kernels return bfloat16 activations (and take their gradient) for a float32
-  /// input (backend/bf16_activations.hpp).
-  static constexpr bool conv2d_bf16 = TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2;
+  /// input (backend/bf16_activations.hpp): at every level (the baseline's runs element by
+  /// element).
+  static constexpr bool conv2d_bf16 = true;
   /// conv2d's kernels take a bfloat16 input as well.
   static constexpr bool conv2d_bf16_input = TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512;
-  /// linear's kernels take bfloat16 activations (they read them in pairs, as they are).
-  static constexpr bool linear_bf16 = native_bf16;
+  /// linear's kernels take bfloat16 activations (in pairs as they are with vdpbf16ps, which
+  /// needs an even number of input features; else widened a block at a time).
+  static constexpr bool linear_bf16 = TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2;
   /// batch_norm's kernels take a bfloat16 input (read as it is, widened as loaded).
   static constexpr bool batch_norm_bf16 = TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512;
 };

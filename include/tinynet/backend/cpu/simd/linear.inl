@@ -6,9 +6,10 @@
 /// (autocast) the same three products take bfloat16 operands (simd/bf16_operands.inl): the weights
 /// and the input rounded inside the products, a block at a time, the small output
 /// gradient prepared in scratch from the CPU caching allocator. Under autocast with
-/// bfloat16 activations (x, y and their gradients; AVX512-BF16, an even number of input
-/// features: backend/cpu/linear.hpp's linear_takes_bf16) the products read x as it is and
-/// the outputs are rounded once as they are stored.
+/// bfloat16 activations (x, y and their gradients; from the AVX2 level up, with
+/// AVX512-BF16 for an even number of input features: backend/cpu/linear.hpp's
+/// supports_bf16) the products read x as it is (paired, or widened a block at a time for
+/// the float32 kernels) and the outputs are rounded once as they are stored.
 
 namespace detail {
 
@@ -110,7 +111,7 @@ void linear_backward_weight(Level, const T* gy, const T* x, T* dw, std::int64_t 
   gemm<T>(true, false, out, in, batch, T(1), gy, out, x, in, accumulate ? T(1) : T(0), dw, in);
 }
 
-#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
 
 namespace detail {
 
@@ -143,8 +144,10 @@ void linear_backward_input(Level, const bfloat16* gy, const T* w, bfloat16* dx, 
                            std::int64_t out, bool accumulate) {
   ScratchFloats g32(batch * out), gs(bf16_operand_floats(batch, out)), sums(batch * in);
   detail::widen(gy, batch, out, false, g32.data());
-  bf16::gemm_rows_rounding_b(batch, in, out, bf16::rows(batch, out, g32.data(), out, gs.data()), w, in, sums.data(), in,
-                             detail::linear_parallel(batch, in, out));
+  // Widened bfloat16 values are the float32 kernels' operand as they are.
+  const bf16::Operand g16 =
+      bf16::kNative ? bf16::rows(batch, out, g32.data(), out, gs.data()) : bf16::Operand{g32.data(), out};
+  bf16::gemm_rows_rounding_b(batch, in, out, g16, w, in, sums.data(), in, detail::linear_parallel(batch, in, out));
   copy_run(dx, sums.data(), batch * in, accumulate);
 }
 
@@ -155,9 +158,10 @@ void linear_backward_weight(Level, const bfloat16* gy, const bfloat16* x, T* dw,
   ScratchFloats gy_t(out * batch), gs(bf16_operand_floats(out, batch)), sum(accumulate ? out * in : 0);
   detail::widen(gy, batch, out, true, gy_t.data());
   float* to = accumulate ? sum.data() : dw;
-  bf16::gemm_rows_rounding_b(out, in, batch, bf16::rows(out, batch, gy_t.data(), batch, gs.data()), x, in, to, in,
-                             detail::linear_parallel(batch, in, out));
+  const bf16::Operand g16 =
+      bf16::kNative ? bf16::rows(out, batch, gy_t.data(), batch, gs.data()) : bf16::Operand{gy_t.data(), batch};
+  bf16::gemm_rows_rounding_b(out, in, batch, g16, x, in, to, in, detail::linear_parallel(batch, in, out));
   if (accumulate) detail::store_or_add(dw, to, out * in, true);
 }
 
-#endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512_BF16
+#endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2

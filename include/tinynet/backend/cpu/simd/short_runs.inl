@@ -219,6 +219,23 @@ inline void copy_plus_run(bfloat16* dst, const float* src, float value, std::int
     store_elems(dst + x, m, relu ? TINYNET_ISA_NAMESPACE::relu(r) : r);
   }
 }
+#else
+// The same runs element by element at the baseline level, with the same roundings.
+inline void copy_run(float* dst, const bfloat16* src, std::int64_t n) {
+  for (std::int64_t x = 0; x < n; ++x) dst[x] = static_cast<float>(src[x]);
+}
+inline void copy_run(bfloat16* dst, const float* src, std::int64_t n, bool accumulate = false) {
+  for (std::int64_t x = 0; x < n; ++x) dst[x] = bfloat16(accumulate ? static_cast<float>(dst[x]) + src[x] : src[x]);
+}
+inline void relu_grad_run(float* dst, const bfloat16* src, const bfloat16* y, std::int64_t n) {
+  for (std::int64_t x = 0; x < n; ++x) dst[x] = static_cast<float>(y[x]) > 0.0f ? static_cast<float>(src[x]) : 0.0f;
+}
+inline void copy_plus_run(bfloat16* dst, const float* src, float value, std::int64_t n, bool relu = false) {
+  for (std::int64_t x = 0; x < n; ++x) {
+    const float r = src[x] + value;
+    dst[x] = bfloat16(relu && r <= 0.0f ? 0.0f : r);
+  }
+}
 #endif
 
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
