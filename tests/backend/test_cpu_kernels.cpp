@@ -513,3 +513,20 @@ TEST_CASE("bfloat16 operands prepared in place equal those prepared apart", "[ba
       }
     }
 }
+
+TEST_CASE("conv2d's bfloat16 activations refuse float32 products, forward and backward", "[backend][cpu][errors]") {
+  // The kernels have no float32-product path for bfloat16 activations: the entry points
+  // say so instead of computing nothing.
+  const tinynet::backend::cpu::Tag cpu;
+  const tinynet::backend::Conv2dGeometry g{1, 2, 6, 6, 3, 3, 3, 1, 1, 0, 0, 4, 4};
+  std::vector<float> x(72), w(54), dx(72), dw(54), scratch(4096);
+  std::vector<tinynet::bfloat16> y(48), gy(48);
+  constexpr auto f32 = tinynet::backend::Products::as_input;
+  CHECK_THROWS_WITH(
+      tinynet::backend::cpu::conv2d_forward(cpu, g, x.data(), w.data(), nullptr, y.data(), scratch.data(), false, f32),
+      Catch::Contains("bfloat16 products"));
+  CHECK_THROWS_WITH(tinynet::backend::cpu::conv2d_backward(cpu, g, x.data(), w.data(), gy.data(), dx.data(), false,
+                                                           dw.data(), false, nullptr, false, scratch.data(),
+                                                           static_cast<const tinynet::bfloat16*>(nullptr), f32),
+                    Catch::Contains("bfloat16 products"));
+}

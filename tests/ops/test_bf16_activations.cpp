@@ -6,9 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
-#include <tinynet/backend/cpu/conv2d.hpp>  // the backend queried itself (takes_bf16)
 #include <tinynet/backend/cpu/isa.hpp>
-#include <tinynet/backend/cpu/linear.hpp>
 #include <tinynet/tinynet.hpp>
 #include <vector>
 
@@ -363,6 +361,14 @@ TEST_CASE("conv2d, conv2d_relu, linear and matmul under autocast take bfloat16 a
       ++k;
     }
   };
+  // Which way an op ran: its node takes the bfloat16 input itself, or a float32 copy.
+  const auto takes_input = [](const std::function<Tensor(const Tensor&)>& f, const Shape& in_shape) {
+    const Tensor x16 = cast(full_precision(in_shape, 50), DType::bfloat16);
+    autocast scope;
+    return f(x16).grad_fn()->next[0].dtype == DType::bfloat16;
+  };
+  const bool vector_level = backend::cpu::isa() >= backend::cpu::Isa::avx2;
+  const bool native = backend::cpu::isa() >= backend::cpu::Isa::avx512_bf16;
   for (int threads : {1, 2}) {
     set_num_threads(threads);
     INFO(threads << " threads");
@@ -384,9 +390,7 @@ TEST_CASE("conv2d, conv2d_relu, linear and matmul under autocast take bfloat16 a
     }
     {
       INFO("conv2d_relu, LeNet's conv2 (columns of channel pairs, or widened)");
-      const backend::Conv2dGeometry g{5, 20, 12, 12, 50, 5, 5, 1, 1, 0, 0, 8, 8};
-      CHECK(backend::takes_bf16(Device::cpu(), backend::Conv2dBf16{g, false}));
-      CHECK(backend::takes_bf16(Device::cpu(), backend::Conv2dBf16{g, true}) ==
+      CHECK(takes_input([&](const Tensor& x) { return conv2d_relu(x, w20, b20); }, {5, 20, 12, 12}) ==
             (backend::cpu::isa() >= backend::cpu::Isa::avx512));
       check([&](const Tensor& x) { return conv2d_relu(x, w20, b20); }, {5, 20, 12, 12}, 44, DType::bfloat16);
     }
@@ -394,10 +398,8 @@ TEST_CASE("conv2d, conv2d_relu, linear and matmul under autocast take bfloat16 a
       INFO("linear");
       // From the avx2 level up the kernels take the bfloat16 input (widened for the float32
       // kernels); vdpbf16ps reads it in pairs, so an odd feature count is cast there.
-      const bool vector_level = backend::cpu::isa() >= backend::cpu::Isa::avx2;
-      CHECK(backend::takes_bf16(Device::cpu(), backend::LinearBf16{12}) == vector_level);
-      CHECK(backend::takes_bf16(Device::cpu(), backend::LinearBf16{13}) ==
-            (vector_level && backend::cpu::isa() < backend::cpu::Isa::avx512_bf16));
+      CHECK(takes_input([&](const Tensor& x) { return linear(x, lw); }, {4, 12}) == vector_level);
+      CHECK(takes_input([&](const Tensor& x) { return linear(x, lw13); }, {3, 13}) == (vector_level && !native));
       check([&](const Tensor& x) { return linear(x, lw); }, {4, 12}, 34, DType::float32);
     }
     {

@@ -85,16 +85,21 @@ void on_conv2d_bf16_level(F&& f) {
                   std::forward<F>(f));
 }
 
+/// bfloat16 activations come with autocast's bfloat16 products only: the kernels have no
+/// float32-product path for them.
+inline void check_bf16_products(Products products) {
+  if (products != Products::bfloat16)
+    throw Error("conv2d: bfloat16 activations take bfloat16 products (Products::bfloat16, as autocast passes)");
+}
+
 /// conv2d_forward with bfloat16 activations (X, Y: float or bfloat16; where
-/// supports_bf16 said so): the output rounded as it is stored. They come with autocast's
-/// bfloat16 products only (the kernels have no float32-product path into a bfloat16 output).
+/// supports_bf16 said so): the output rounded as it is stored.
 template <typename X, typename Y>
 requires(std::is_same_v<X, bfloat16> ||
          std::is_same_v<Y, bfloat16>) void conv2d_forward(Tag, const Conv2dGeometry& g, const X* x, const float* w,
                                                           const float* b, Y* y, float* scratch, bool relu,
                                                           Products products) {
-  if (products != Products::bfloat16)
-    throw Error("conv2d: bfloat16 activations take bfloat16 products (Products::bfloat16, as autocast passes)");
+  check_bf16_products(products);
   on_conv2d_bf16_level<X>([&](auto level) { conv2d_forward(level, g, x, w, b, y, scratch, relu, products); });
 }
 
@@ -105,6 +110,7 @@ requires(std::is_same_v<X, bfloat16> ||
                                                            const Y* gy, X* dx, bool acc_dx, float* dw, bool acc_dw,
                                                            float* db, bool acc_db, float* scratch, const Y* y_relu,
                                                            Products products) {
+  check_bf16_products(products);
   on_conv2d_bf16_level<X>([&](auto level) {
     conv2d_backward(level, g, x, w, gy, dx, acc_dx, dw, acc_dw, db, acc_db, scratch, y_relu, products);
   });

@@ -112,18 +112,22 @@ void im2col_group(const Conv2dGeometry& g, const T* xs, std::int64_t count, T* c
 /// (With vdpbf16ps the operands are pairs: im2col_bf16, paired columns.)
 template <typename X>
 bf16::Operand rounded_columns(const Conv2dGeometry& g, const X* xs, std::int64_t count, float* col, std::int64_t ld) {
-  if (std::is_same_v<X, bfloat16> || g.h * g.w < g.kh * g.kw * g.oh * g.ow) {
-    const std::int64_t n = count * g.c * g.h * g.w;
-    ScratchFloats rounded(n);
-    if constexpr (std::is_same_v<X, bfloat16>)
-      copy_run(rounded.data(), xs, n);
-    else
-      bf16::rows(1, n, xs, n, rounded.data());
-    im2col_group(g, static_cast<const float*>(rounded.data()), count, col, ld);
+  const std::int64_t n = count * g.c * g.h * g.w;
+  if constexpr (std::is_same_v<X, bfloat16>) {
+    ScratchFloats widened(n);
+    copy_run(widened.data(), xs, n);
+    im2col_group(g, static_cast<const float*>(widened.data()), count, col, ld);
     return {col, ld};
+  } else {
+    if (g.h * g.w < g.kh * g.kw * g.oh * g.ow) {
+      ScratchFloats rounded(n);
+      bf16::rows(1, n, xs, n, rounded.data());
+      im2col_group(g, static_cast<const float*>(rounded.data()), count, col, ld);
+      return {col, ld};
+    }
+    im2col_group(g, xs, count, col, ld);
+    return bf16::rows(g.col_rows(), ld, col, ld, col);
   }
-  if constexpr (std::is_same_v<X, float>) im2col_group(g, xs, count, col, ld);
-  return bf16::rows(g.col_rows(), ld, col, ld, col);
 }
 #endif
 

@@ -142,7 +142,7 @@ void linear_forward(Level, const bfloat16* x, const T* w, const T* b, bfloat16* 
 template <typename T>
 void linear_backward_input(Level, const bfloat16* gy, const T* w, bfloat16* dx, std::int64_t batch, std::int64_t in,
                            std::int64_t out, bool accumulate) {
-  ScratchFloats g32(batch * out), gs(bf16_operand_floats(batch, out)), sums(batch * in);
+  ScratchFloats g32(batch * out), gs(bf16::kNative ? bf16_operand_floats(batch, out) : 0), sums(batch * in);
   detail::widen(gy, batch, out, false, g32.data());
   // Widened bfloat16 values are the float32 kernels' operand as they are.
   const bf16::Operand g16 =
@@ -155,7 +155,8 @@ void linear_backward_input(Level, const bfloat16* gy, const T* w, bfloat16* dx, 
 template <typename T>
 void linear_backward_weight(Level, const bfloat16* gy, const bfloat16* x, T* dw, std::int64_t batch, std::int64_t in,
                             std::int64_t out, bool accumulate) {
-  ScratchFloats gy_t(out * batch), gs(bf16_operand_floats(out, batch)), sum(accumulate ? out * in : 0);
+  ScratchFloats gy_t(out * batch), gs(bf16::kNative ? bf16_operand_floats(out, batch) : 0),
+      sum(accumulate ? out * in : 0);
   detail::widen(gy, batch, out, true, gy_t.data());
   float* to = accumulate ? sum.data() : dw;
   const bf16::Operand g16 =
