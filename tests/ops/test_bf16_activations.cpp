@@ -257,9 +257,9 @@ TEST_CASE(
     "batch_norm under autocast reads a bfloat16 input as it is, batch_norm_relu too: float32's values, its gradient "
     "rounded once",
     "[ops][bf16][autocast]") {
-  // Where the backend reads the bfloat16 input itself (from the AVX-512 level up) and
-  // where it casts it first (below; ops_tests@avx2 runs this too), the result is float32's
-  // on the input's values, bit for bit, and the input's gradient float32's rounded once.
+  // The backend reads the bfloat16 input itself at every level (ops_tests@avx2 and
+  // @baseline run this too): the result is float32's on the input's values, bit for bit,
+  // and the input's gradient float32's rounded once.
   // Shapes with planes shorter than a vector, with vector tails, and of whole vectors.
   // batch_norm_relu too: float32's relu(batch_norm) on the same values.
   for (const Shape& shape : {Shape{6, 4}, Shape{3, 5, 7, 9}, Shape{2, 16, 12, 12}}) {
@@ -283,10 +283,8 @@ TEST_CASE(
       }
       const Tensor yf = bnf(xf, rmf, rvf, gamma_f, beta_f, training, 0.1, 1e-5);
       REQUIRE(y16.dtype() == DType::float32);
-      // Which of the two ran: batch_norm's node takes x16 itself (from the AVX-512 level up),
-      // or a float32 copy.
-      const bool reads_bf16 = backend::cpu::isa() >= backend::cpu::Isa::avx512;
-      CHECK(y16.grad_fn()->next[0].dtype == (reads_bf16 ? DType::bfloat16 : DType::float32));
+      // batch_norm's node takes x16 itself, not a float32 copy.
+      CHECK(y16.grad_fn()->next[0].dtype == DType::bfloat16);
       CHECK(values(y16) == values(yf));
       CHECK(values(rm16) == values(rmf));
       CHECK(values(rv16) == values(rvf));

@@ -56,8 +56,8 @@ void batch_norm_backward(Tag, const BatchNormGeometry& g, const T* x, const T* m
 }
 
 /// Whether batch_norm under autocast reads its bfloat16 input as it is here
-/// (backend/bf16_activations.hpp): from the AVX-512 level up, whose vector paths widen it
-/// as they load it; below, batch_norm casts it first.
+/// (backend/bf16_activations.hpp): at every level, the vector paths widening it as they
+/// load it (the baseline's loops element by element), so that no cast precedes it.
 inline bool supports_bf16(Tag, const BatchNormBf16&) {
   return on_isa([](auto level) { return decltype(level)::batch_norm_bf16; });
 }

@@ -48,6 +48,7 @@
 #include "tinynet/backend/products.hpp"
 #include "tinynet/core/bfloat16.hpp"
 #include "tinynet/core/config.hpp"
+#include "tinynet/core/detail/convert.hpp"
 #include "tinynet/core/parallel.hpp"
 #include "tinynet/core/random.hpp"
 
@@ -142,13 +143,12 @@
   KEYWORDS void cpu::LEVEL::conv2d_backward<float, X, bfloat16>(cpu::LEVEL::Level, const Conv2dGeometry&, const X*,    \
                                                                 const float*, const bfloat16*, X*, bool, float*, bool, \
                                                                 float*, bool, float*, const bfloat16*, Products);
-// From avx512 up: conv2d's bfloat16 input, dropout's and batch_norm's bfloat16 kernels.
+// From avx512 up: conv2d's bfloat16 input and dropout's bfloat16 kernel.
 #define TINYNET_CPU_KERNELS_AVX512(KEYWORDS, LEVEL)                                                           \
   namespace tinynet::backend {                                                                                \
   TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, LEVEL, bfloat16)                                               \
   KEYWORDS void cpu::LEVEL::apply_mask<bfloat16>(cpu::LEVEL::Level, const bfloat16*, const float*, bfloat16*, \
                                                  std::int64_t, bool);                                         \
-  TINYNET_CPU_KERNELS_OF_BATCH_NORM(KEYWORDS, LEVEL, bfloat16, float)                                         \
   }
 // linear with bfloat16 activations, from the avx2 level up.
 #define TINYNET_CPU_KERNELS_LINEAR_BF16(KEYWORDS, LEVEL)                                                               \
@@ -161,13 +161,14 @@
                                                           std::int64_t, std::int64_t, std::int64_t, bool);             \
   }
 // Every level: both float types, and the bfloat16 activations every level takes (conv2d's
-// bfloat16 output for a float32 input among them).
-#define TINYNET_CPU_KERNELS(KEYWORDS, LEVEL)                 \
-  namespace tinynet::backend {                               \
-  TINYNET_CPU_KERNELS_OF_TYPE(KEYWORDS, LEVEL, float)        \
-  TINYNET_CPU_KERNELS_OF_TYPE(KEYWORDS, LEVEL, double)       \
-  TINYNET_CPU_KERNELS_OF_BF16(KEYWORDS, LEVEL)               \
-  TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, LEVEL, float) \
+// bfloat16 output for a float32 input and batch_norm's bfloat16 input among them).
+#define TINYNET_CPU_KERNELS(KEYWORDS, LEVEL)                          \
+  namespace tinynet::backend {                                        \
+  TINYNET_CPU_KERNELS_OF_TYPE(KEYWORDS, LEVEL, float)                 \
+  TINYNET_CPU_KERNELS_OF_TYPE(KEYWORDS, LEVEL, double)                \
+  TINYNET_CPU_KERNELS_OF_BF16(KEYWORDS, LEVEL)                        \
+  TINYNET_CPU_KERNELS_OF_CONV2D_BF16(KEYWORDS, LEVEL, float)          \
+  TINYNET_CPU_KERNELS_OF_BATCH_NORM(KEYWORDS, LEVEL, bfloat16, float) \
   }
 
 #if defined(TINYNET_CPU_KERNELS_COMPILED)  // linked from tinynet::cpu_kernels

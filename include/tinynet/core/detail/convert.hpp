@@ -19,6 +19,9 @@ namespace tinynet::detail {
 /// ties to even; from bfloat16 is exact for float32 and float64.
 #if defined(TINYNET_COMPILED_ONCE_DECLARED_ONLY)
 void convert_elements(DType to, void* dst, DType from, const void* src, std::int64_t n);
+/// The runs between float32 and bfloat16 that convert_elements splits its work into.
+void float_to_bf16_run(const float* src, bfloat16* dst, std::int64_t n);
+void bf16_to_float_run(const bfloat16* src, float* dst, std::int64_t n);
 #else
 
 /// The conversions between float32 and bfloat16 (autocast's casts) compiled for AVX-512

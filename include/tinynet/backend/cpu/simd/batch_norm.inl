@@ -1,8 +1,8 @@
 /// \file
 /// batch_norm's kernels at one vector level (backend/cpu/batch_norm.hpp has the formulas).
 /// The input x (and its gradient dx) has element type X, the rest T: X = T = float or
-/// double, or, under autocast from the AVX-512 level up (Level::batch_norm_bf16), X =
-/// bfloat16 read as it is, T = float.
+/// double, or, under autocast (Level::batch_norm_bf16: every level), X = bfloat16 read as
+/// it is, T = float.
 /// The statistics and the backward's sums are taken per plane (sample i, channel c), in
 /// parallel over the N * C planes, since ResNet's 16 to 64 channels are too few to split
 /// over threads by channel alone; the planes' partial sums are then combined per channel in
@@ -25,7 +25,7 @@ inline std::int64_t bn_grain(std::int64_t per_index) {
 
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
 /// The input types the vector paths read (load_elems): float, and bfloat16 where the level
-/// has batch_norm's bfloat16 kernels.
+/// has batch_norm's bfloat16 kernels (AVX2's load_elems widens it too).
 template <typename X>
 inline constexpr bool kBnVector = std::is_same_v<X, float> || (std::is_same_v<X, bfloat16> && Level::batch_norm_bf16);
 

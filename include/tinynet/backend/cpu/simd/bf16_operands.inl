@@ -199,6 +199,18 @@ inline Operand rows(std::int64_t r, std::int64_t k, const float* src, std::int64
   return {buf, k};
 }
 
+/// rows() for r rows of k floats whose values are bfloat16's already (autocast's
+/// activations, widened): where the products take floats they are the operand as they
+/// stand, nothing rounded and `buf` unused; with vdpbf16ps, rows(). `buf`:
+/// exact_rows_floats(r, k) floats.
+inline std::int64_t exact_rows_floats(std::int64_t r, std::int64_t k) {
+  return kNative ? bf16_operand_floats(r, k) : 0;
+}
+inline Operand exact_rows(std::int64_t r, std::int64_t k, const float* src, std::int64_t lds, float* buf) {
+  if constexpr (kNative) return rows(r, k, src, lds, buf);
+  return {src, lds};
+}
+
 /// Rounds the right operand of gemm_rows, k rows of n floats, to bfloat16. `buf`:
 /// bf16_operand_floats(k, n) floats, or `src` itself.
 inline Operand pairs(std::int64_t k, std::int64_t n, const float* src, std::int64_t lds, float* buf) {

@@ -44,8 +44,9 @@ struct Level {
   /// linear's kernels take bfloat16 activations (in pairs as they are with vdpbf16ps, which
   /// needs an even number of input features; else widened a block at a time).
   static constexpr bool linear_bf16 = TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2;
-  /// batch_norm's kernels take a bfloat16 input (read as it is, widened as loaded).
-  static constexpr bool batch_norm_bf16 = TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512;
+  /// batch_norm's kernels take a bfloat16 input (read as it is, widened as loaded): at
+  /// every level (the baseline's element by element).
+  static constexpr bool batch_norm_bf16 = true;
 };
 
 #include "tinynet/backend/cpu/simd/entry_points.inl"

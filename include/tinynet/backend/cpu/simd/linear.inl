@@ -142,12 +142,10 @@ void linear_forward(Level, const bfloat16* x, const T* w, const T* b, bfloat16* 
 template <typename T>
 void linear_backward_input(Level, const bfloat16* gy, const T* w, bfloat16* dx, std::int64_t batch, std::int64_t in,
                            std::int64_t out, bool accumulate) {
-  ScratchFloats g32(batch * out), gs(bf16::kNative ? bf16_operand_floats(batch, out) : 0), sums(batch * in);
+  ScratchFloats g32(batch * out), gs(bf16::exact_rows_floats(batch, out)), sums(batch * in);
   detail::widen(gy, batch, out, false, g32.data());
-  // Widened bfloat16 values are the float32 kernels' operand as they are.
-  const bf16::Operand g16 =
-      bf16::kNative ? bf16::rows(batch, out, g32.data(), out, gs.data()) : bf16::Operand{g32.data(), out};
-  bf16::gemm_rows_rounding_b(batch, in, out, g16, w, in, sums.data(), in, detail::linear_parallel(batch, in, out));
+  bf16::gemm_rows_rounding_b(batch, in, out, bf16::exact_rows(batch, out, g32.data(), out, gs.data()), w, in,
+                             sums.data(), in, detail::linear_parallel(batch, in, out));
   copy_run(dx, sums.data(), batch * in, accumulate);
 }
 
@@ -155,13 +153,11 @@ void linear_backward_input(Level, const bfloat16* gy, const T* w, bfloat16* dx, 
 template <typename T>
 void linear_backward_weight(Level, const bfloat16* gy, const bfloat16* x, T* dw, std::int64_t batch, std::int64_t in,
                             std::int64_t out, bool accumulate) {
-  ScratchFloats gy_t(out * batch), gs(bf16::kNative ? bf16_operand_floats(out, batch) : 0),
-      sum(accumulate ? out * in : 0);
+  ScratchFloats gy_t(out * batch), gs(bf16::exact_rows_floats(out, batch)), sum(accumulate ? out * in : 0);
   detail::widen(gy, batch, out, true, gy_t.data());
   float* to = accumulate ? sum.data() : dw;
-  const bf16::Operand g16 =
-      bf16::kNative ? bf16::rows(out, batch, gy_t.data(), batch, gs.data()) : bf16::Operand{gy_t.data(), batch};
-  bf16::gemm_rows_rounding_b(out, in, batch, g16, x, in, to, in, detail::linear_parallel(batch, in, out));
+  bf16::gemm_rows_rounding_b(out, in, batch, bf16::exact_rows(out, batch, gy_t.data(), batch, gs.data()), x, in, to, in,
+                             detail::linear_parallel(batch, in, out));
   if (accumulate) detail::store_or_add(dw, to, out * in, true);
 }
 

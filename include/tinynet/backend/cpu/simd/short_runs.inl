@@ -220,12 +220,14 @@ inline void copy_plus_run(bfloat16* dst, const float* src, float value, std::int
   }
 }
 #else
-// The same runs element by element at the baseline level, with the same roundings.
+// The same runs element by element at the baseline level, with the same roundings (the
+// plain copies: autocast's conversions, core/detail/convert.hpp).
 inline void copy_run(float* dst, const bfloat16* src, std::int64_t n) {
-  for (std::int64_t x = 0; x < n; ++x) dst[x] = static_cast<float>(src[x]);
+  tinynet::detail::bf16_to_float_run(src, dst, n);
 }
 inline void copy_run(bfloat16* dst, const float* src, std::int64_t n, bool accumulate = false) {
-  for (std::int64_t x = 0; x < n; ++x) dst[x] = bfloat16(accumulate ? static_cast<float>(dst[x]) + src[x] : src[x]);
+  if (!accumulate) return tinynet::detail::float_to_bf16_run(src, dst, n);
+  for (std::int64_t x = 0; x < n; ++x) dst[x] = bfloat16(static_cast<float>(dst[x]) + src[x]);
 }
 inline void relu_grad_run(float* dst, const bfloat16* src, const bfloat16* y, std::int64_t n) {
   for (std::int64_t x = 0; x < n; ++x) dst[x] = static_cast<float>(y[x]) > 0.0f ? static_cast<float>(src[x]) : 0.0f;
