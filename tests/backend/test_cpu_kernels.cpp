@@ -172,17 +172,20 @@ TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][c
   using tinynet::backend::Conv2dGeometry;
   const tinynet::backend::cpu::Tag cpu;
   // Winograd F(2x2, 3x3) with padding; the one-channel direct kernel; im2col with output
-  // rows of 8 packed two to a vector, samples side by side, and the dot-product kernel.
+  // rows of 8 packed two to a vector, samples side by side, and the dot-product kernel;
+  // stride 2 (ResNet's downsampling 3x3 and 1x1 layers), rows of every other input column.
   // {n, c, h, w, out_c, kh, kw, stride h, w, padding h, w, oh, ow}
   const Conv2dGeometry geometry[] = {{2, 16, 6, 7, 17, 3, 3, 1, 1, 1, 1, 6, 7},
                                      {2, 1, 9, 11, 5, 5, 5, 1, 1, 0, 0, 5, 7},
-                                     {3, 4, 12, 12, 6, 5, 5, 1, 1, 0, 0, 8, 8}};
+                                     {3, 4, 12, 12, 6, 5, 5, 1, 1, 0, 0, 8, 8},
+                                     {2, 3, 37, 37, 4, 3, 3, 2, 2, 1, 1, 19, 19},
+                                     {2, 5, 14, 14, 6, 1, 1, 2, 2, 0, 0, 7, 7}};
   // Winograd and the one-channel kernel exist at the avx2 and avx512 levels; at baseline
   // im2col + GEMM.
   CHECK(tinynet::backend::cpu::uses_winograd<float>(geometry[0]) == (cpu::isa() != cpu::Isa::baseline));
   CHECK(tinynet::backend::cpu::uses_one_channel<float>(geometry[1]) == (cpu::isa() != cpu::Isa::baseline));
   CHECK(tinynet::backend::cpu::cpu_group(geometry[2]) == 3);
-  for (std::size_t t = 0; t < 3; ++t) {
+  for (std::size_t t = 0; t < std::size(geometry); ++t) {
     const Conv2dGeometry& g = geometry[t];
     INFO("case " << t);
     const std::int64_t oh = g.oh, ow = g.ow, xs = g.n * g.c * g.h * g.w, ws = g.out_c * g.c * g.kh * g.kh,
@@ -218,7 +221,7 @@ TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][c
             for (std::int64_t ci = 0; ci < g.c; ++ci)
               for (std::int64_t i = 0; i < g.kh; ++i)
                 for (std::int64_t j = 0; j < g.kh; ++j) {
-                  const std::int64_t iy = oy + i - g.ph, ix = ox + j - g.ph;
+                  const std::int64_t iy = oy * g.sh + i - g.ph, ix = ox * g.sw + j - g.ph;
                   if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
                   want += W(o, ci, i, j) * X(n, ci, iy, ix);
                   scale += std::fabs(W(o, ci, i, j) * X(n, ci, iy, ix));
@@ -238,7 +241,7 @@ TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][c
             for (std::int64_t n = 0; n < g.n; ++n)
               for (std::int64_t oy = 0; oy < oh; ++oy)
                 for (std::int64_t ox = 0; ox < ow; ++ox) {
-                  const std::int64_t iy = oy + i - g.ph, ix = ox + j - g.ph;
+                  const std::int64_t iy = oy * g.sh + i - g.ph, ix = ox * g.sw + j - g.ph;
                   if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
                   want += GY(n, o, oy, ox) * X(n, ci, iy, ix);
                   scale += std::fabs(GY(n, o, oy, ox) * X(n, ci, iy, ix));

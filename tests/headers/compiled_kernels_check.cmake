@@ -7,7 +7,7 @@ execute_process(COMMAND ${NM} -C --defined-only ${OBJECT} OUTPUT_VARIABLE symbol
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${NM} failed on ${OBJECT}")
 endif()
-string(REGEX MATCHALL "[^\n]*(tinynet::backend::cpu::(baseline|avx2|avx512|avx512_bf16|amx)::|tinynet::detail::convert_elements|tinynet::ops::detail::|\\[abi:cpu\\])[^\n]*"
+string(REGEX MATCHALL "[^\n]*(tinynet::backend::cpu::(baseline|avx2|avx512|avx512_bf16|amx)::|tinynet::detail::(convert_elements|float_to_bf16_run|bf16_to_float_run)|tinynet::ops::detail::|\\[abi:cpu\\])[^\n]*"
        defined "${symbols}")
 if(defined)
   list(LENGTH defined count)

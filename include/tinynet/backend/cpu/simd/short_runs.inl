@@ -220,8 +220,9 @@ inline void copy_plus_run(bfloat16* dst, const float* src, float value, std::int
   }
 }
 #else
-// The same runs element by element at the baseline level, with the same roundings (the
-// plain copies: autocast's conversions, core/detail/convert.hpp).
+// The same runs element by element at the baseline level, with the same roundings; the
+// plain copies are autocast's conversions (core/detail/convert.hpp: at the CPU's best
+// vector level whatever TINYNET_CPU_ISA says, the same bits).
 inline void copy_run(float* dst, const bfloat16* src, std::int64_t n) {
   tinynet::detail::bf16_to_float_run(src, dst, n);
 }
