@@ -29,16 +29,16 @@ inline void unroll(F&& f) {
 
 /// Loads tile T from 16 rows of 64 bytes at p, `stride` bytes apart; where only `rows`
 /// rows of `bytes` bytes are the operand's, from a copy of those with zeros after them,
-/// made in `staged` (kRows x kRowBytes).
+/// made in `staged` (kRows x kRowBytes) a row per masked load (a byte-wise memcpy and
+/// memset per row cost several times the products of a block with a k tail).
 template <class Tiles, int T>
 inline void load(const void* p, std::int64_t stride, std::int64_t rows, std::int64_t bytes, char* staged) {
   if (rows == kRows && bytes == kRowBytes) return Tiles::template load<T>(p, stride);
-  for (std::int64_t r = 0; r < kRows; ++r) {
-    char* d = staged + r * kRowBytes;
-    const std::int64_t n = r < rows ? bytes : 0;
-    std::memcpy(d, static_cast<const char*>(p) + r * stride, static_cast<std::size_t>(n));
-    std::memset(d + n, 0, static_cast<std::size_t>(kRowBytes - n));
-  }
+  const __mmask64 in_row = bytes >= kRowBytes ? ~__mmask64{0} : (__mmask64{1} << bytes) - 1;
+  for (std::int64_t r = 0; r < kRows; ++r)
+    _mm512_store_si512(
+        staged + r * kRowBytes,
+        r < rows ? _mm512_maskz_loadu_epi8(in_row, static_cast<const char*>(p) + r * stride) : _mm512_setzero_si512());
   Tiles::template load<T>(staged, kRowBytes);
 }
 
