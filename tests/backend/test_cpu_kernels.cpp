@@ -86,12 +86,23 @@ TEST_CASE("TINYNET_CPU_ISA: each level by name, a cap above the CPU's falls back
   CHECK(cpu::choose_isa("", cpu::Isa::amx, notice) == cpu::Isa::amx);
   CHECK(cpu::choose_isa("amx", cpu::Isa::avx512_bf16, notice) == cpu::Isa::avx512_bf16);
   CHECK(notice == "tinynet: TINYNET_CPU_ISA=amx but this CPU has at most avx512_bf16; using avx512_bf16");
+  // Where vdpbf16ps does not outpace the FMAs, avx512_bf16 runs only when named.
+  CHECK(cpu::choose_isa(nullptr, cpu::Isa::avx512_bf16, notice, false) == cpu::Isa::avx512);
+  CHECK(cpu::choose_isa(nullptr, cpu::Isa::avx512_bf16, notice, true) == cpu::Isa::avx512_bf16);
+  CHECK(cpu::choose_isa(nullptr, cpu::Isa::amx, notice, false) == cpu::Isa::amx);
+  CHECK(cpu::choose_isa("avx512_bf16", cpu::Isa::amx, notice, false) == cpu::Isa::avx512_bf16);
+  CHECK(cpu::choose_isa("avx512_bf16", cpu::Isa::avx512_bf16, notice, false) == cpu::Isa::avx512_bf16);
+  CHECK(notice.empty());
+  CHECK(cpu::choose_isa("amx", cpu::Isa::avx512_bf16, notice, false) == cpu::Isa::avx512);
+  CHECK(notice == "tinynet: TINYNET_CPU_ISA=amx but this CPU has at most avx512_bf16; using avx512");
   REQUIRE_THROWS_WITH(cpu::choose_isa("amx512", cpu::Isa::amx, notice),
                       "TINYNET_CPU_ISA=amx512: expected amx, avx512_bf16, avx512, avx2 or baseline");
   // The level in use is at most the detected one, and amx only where the OS granted the tiles.
   CHECK(static_cast<int>(cpu::isa()) <= static_cast<int>(cpu::detected_isa()));
   if (cpu::isa() == cpu::Isa::amx) CHECK(cpu::request_amx_tiles());
   if (!cpu::cpu_has_amx_bf16()) CHECK(cpu::detected_isa() != cpu::Isa::amx);
+  if (std::getenv("TINYNET_CPU_ISA") == nullptr && cpu::detected_isa() == cpu::Isa::avx512_bf16)
+    CHECK(cpu::isa() == (cpu::cpu_bf16_dot_outpaces_fma() ? cpu::Isa::avx512_bf16 : cpu::Isa::avx512));
 }
 
 TEST_CASE("gemm_nt: C += A B^T for every remainder of its blocks", "[backend][cpu]") {

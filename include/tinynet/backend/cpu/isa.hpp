@@ -12,10 +12,14 @@
 /// a process the tiles' registers only on request (`arch_prctl`): where it refuses, the
 /// level falls back to avx512_bf16 with a one-line notice on stderr.
 ///
+/// Where `vdpbf16ps` multiplies no faster than the CPU's FMAs (Intel's cores:
+/// cpu_bf16_dot_outpaces_fma()), the avx512_bf16 level is not chosen by itself: avx512 runs
+/// instead, rounding autocast's operands for its float32 kernels, which is faster there.
+///
 /// `TINYNET_CPU_ISA=amx|avx512_bf16|avx512|avx2|baseline` caps the level (as oneDNN's `ONEDNN_MAX_CPU_ISA`
 /// does): for comparisons, and for tests that run every level on one machine. A level the
-/// CPU lacks falls back to the best it has, with a one-line notice on stderr; any other
-/// value is an error naming it.
+/// CPU has runs as named; one it lacks falls back to the best it would choose, with a
+/// one-line notice on stderr; any other value is an error naming it.
 
 #include <cstdio>
 #include <cstdlib>
@@ -77,6 +81,29 @@ inline bool cpu_has_amx_bf16() {
 #endif
 }
 
+/// Whether the CPU's vdpbf16ps makes more products per cycle than its float32 FMAs, so that
+/// autocast's products pay on it. Not on Intel's cores: they issue one 512-bit vdpbf16ps a
+/// cycle (32 products), as many as their two 16-lane FMAs, so the roundings and pairings
+/// around the products are pure cost (docs/performance.md: bfloat16 0.8-0.9x float32 at
+/// avx512_bf16 on a Xeon with AMX). AMD's Zen 4 splits 512-bit FMAs in two halves, and
+/// gains.
+inline bool cpu_bf16_dot_outpaces_fma() {
+#if defined(TINYNET_CPU_X86)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(0, &a, &b, &c, &d) == 0) return true;
+  // The vendor string "GenuineIntel" in EBX, EDX, ECX.
+  return !(b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu);
+#else
+  return true;
+#endif
+}
+
+/// The level to run of those the CPU supports up to `best`: `best`, unless it is
+/// avx512_bf16 on a CPU whose vdpbf16ps does not outpace its FMAs, then avx512.
+inline Isa preferred_isa(Isa best, bool bf16_dot_pays) {
+  return best == Isa::avx512_bf16 && !bf16_dot_pays ? Isa::avx512 : best;
+}
+
 /// The best level this CPU and OS support among those compiled in (the OS must save the
 /// vector registers: __builtin_cpu_supports checks XCR0 as well as CPUID).
 inline Isa detected_isa() {
@@ -91,12 +118,13 @@ inline Isa detected_isa() {
   return Isa::baseline;
 }
 
-/// The level to run given the value of TINYNET_CPU_ISA (null or empty: no cap) and the
-/// detected one. `notice` receives a line to print when the cap asks for more than the CPU
-/// has. Throws std::invalid_argument for an unknown value.
-inline Isa choose_isa(const char* cap, Isa detected, std::string& notice) {
+/// The level to run given the value of TINYNET_CPU_ISA (null or empty: no cap), the
+/// detected one and whether vdpbf16ps pays (preferred_isa()). `notice` receives a line to
+/// print when the cap asks for more than the CPU has. Throws std::invalid_argument for an
+/// unknown value.
+inline Isa choose_isa(const char* cap, Isa detected, std::string& notice, bool bf16_dot_pays = true) {
   notice.clear();
-  if (cap == nullptr || *cap == '\0') return detected;
+  if (cap == nullptr || *cap == '\0') return preferred_isa(detected, bf16_dot_pays);
   const std::string_view v(cap);
   std::string names;
   for (int i = TINYNET_ISA_AMX; i >= TINYNET_ISA_BASELINE; --i) {
@@ -106,9 +134,10 @@ inline Isa choose_isa(const char* cap, Isa detected, std::string& notice) {
       continue;
     }
     if (i <= static_cast<int>(detected)) return wanted;
+    const Isa level = preferred_isa(detected, bf16_dot_pays);
     notice = "tinynet: TINYNET_CPU_ISA=" + std::string(v) + " but this CPU has at most " + isa_name(detected) +
-             "; using " + isa_name(detected);
-    return detected;
+             "; using " + isa_name(level);
+    return level;
   }
   throw std::invalid_argument("TINYNET_CPU_ISA=" + std::string(v) + ": expected " + names);
 }
@@ -132,11 +161,12 @@ inline bool request_amx_tiles() {
 inline Isa isa() {
   static const Isa chosen = [] {
     std::string notice;
-    Isa level = choose_isa(std::getenv("TINYNET_CPU_ISA"), detected_isa(), notice);
+    const bool bf16_dot_pays = cpu_bf16_dot_outpaces_fma();
+    Isa level = choose_isa(std::getenv("TINYNET_CPU_ISA"), detected_isa(), notice, bf16_dot_pays);
     if (!notice.empty()) std::fprintf(stderr, "%s\n", notice.c_str());
     if (level == Isa::amx && !request_amx_tiles()) {
-      std::fprintf(stderr, "tinynet: the OS did not grant the AMX tiles (arch_prctl); using avx512_bf16\n");
-      level = Isa::avx512_bf16;
+      level = preferred_isa(Isa::avx512_bf16, bf16_dot_pays);
+      std::fprintf(stderr, "tinynet: the OS did not grant the AMX tiles (arch_prctl); using %s\n", isa_name(level));
     }
     return level;
   }();
