@@ -144,8 +144,8 @@ cpu_checks() {
 }
 
 cpu_bench() {
-  step cpu_bench 540 python3 bench/run.py --python python3 --build-dir "$dir/build" --data-dir "$dir/data" \
-    --models net,lenet,resnet20 --autocast --levels avx512_bf16 --threads 2 --reps 3 --batches 30 \
+  step cpu_bench 600 python3 bench/run.py --python python3 --build-dir "$dir/build" --data-dir "$dir/data" \
+    --models net,lenet,resnet20 --autocast --levels avx512,avx512_bf16 --threads 2 --reps 3 --batches 30 \
     --no-ops --no-build-time --out "$dir/cpu-bench.json"
 }
 

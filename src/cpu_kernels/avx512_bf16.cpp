@@ -1,9 +1,7 @@
 // tinynet::cpu_kernels: the avx512_bf16 level's kernels, compiled once (backend/cpu/kernels_for_isa.hpp).
-// The conversions the kernels call are convert.cpp's, declared only here (core/config.hpp),
+// The conversions the kernels call are convert.cpp's, declared only here (CMake defines
+// TINYNET_CPU_KERNELS_COMPILED for the library's sources too: core/config.hpp),
 // and the other levels' kernels the other sources' (extern templates).
-#if !defined(TINYNET_CPU_KERNELS_COMPILED)
-#define TINYNET_CPU_KERNELS_COMPILED
-#endif
 #include "tinynet/backend/cpu/kernels_for_isa.hpp"
 
 #if defined(TINYNET_CPU_X86)

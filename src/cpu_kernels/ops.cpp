@@ -1,8 +1,5 @@
 // tinynet::cpu_kernels: the ops' entry points and autograd nodes, compiled once for the CPU
 // (TINYNET_OP, core/config.hpp); the vector levels' kernels they call are the other sources'.
-#if !defined(TINYNET_CPU_KERNELS_COMPILED)
-#define TINYNET_CPU_KERNELS_COMPILED
-#endif
 #define TINYNET_OPS_SOURCE
 #include "tinynet/ops/batch_norm.hpp"
 #include "tinynet/ops/cast.hpp"

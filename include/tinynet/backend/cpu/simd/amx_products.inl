@@ -17,7 +17,9 @@ namespace tile {
 /// fills at least one whole tile of rows and of columns, and half of one along k (16
 /// channels, as ResNet's first stage has). Below that, staging the edges costs more than
 /// the tiles save over vdpbf16ps, which masks its edges.
-inline bool pays(std::int64_t m, std::int64_t n, std::int64_t k2) { return m >= kRows && n >= kRows && k2 >= kRows / 2; }
+inline bool pays(std::int64_t m, std::int64_t n, std::int64_t k2) {
+  return m >= kRows && n >= kRows && k2 >= kRows / 2;
+}
 
 namespace detail {
 
