@@ -10,7 +10,7 @@
 /// (simd/bf16_products.inl), which the avx512 level rounds in its float32 kernels instead;
 /// `amx` runs the larger of those products on AMX tiles (simd/amx_products.inl). Linux grants
 /// a process the tiles' registers only on request (`arch_prctl`): where it refuses, the
-/// level falls back to avx512_bf16 with a one-line notice on stderr.
+/// level falls back to the one it would choose below amx, with a one-line notice on stderr.
 ///
 /// Where `vdpbf16ps` multiplies no faster than the CPU's FMAs (Intel's cores:
 /// cpu_bf16_dot_outpaces_fma()), the avx512_bf16 level is not chosen by itself: avx512 runs
@@ -84,9 +84,9 @@ inline bool cpu_has_amx_bf16() {
 /// Whether the CPU's vdpbf16ps makes more products per cycle than its float32 FMAs, so that
 /// autocast's products pay on it. Not on Intel's cores: they issue one 512-bit vdpbf16ps a
 /// cycle (32 products), as many as their two 16-lane FMAs, so the roundings and pairings
-/// around the products are pure cost (docs/performance.md: bfloat16 0.8-0.9x float32 at
-/// avx512_bf16 on a Xeon with AMX). AMD's Zen 4 splits 512-bit FMAs in two halves, and
-/// gains.
+/// around the products are pure cost (docs/performance.md: bfloat16 at avx512_bf16 0.81-0.84x
+/// bfloat16 at avx512 on a Xeon with AMX). AMD's Zen 4 splits 512-bit FMAs in two halves,
+/// and gains.
 inline bool cpu_bf16_dot_outpaces_fma() {
 #if defined(TINYNET_CPU_X86)
   unsigned a = 0, b = 0, c = 0, d = 0;
