@@ -26,8 +26,8 @@
 #                                  seeds 1-3 at once, 5 threads each (about 1.5 minutes);
 #                                  cpu-bench: bench/run.py's autocast comparison against the
 #                                  machine's PyTorch, NET, LeNet and ResNet-20, 2 threads,
-#                                  3 rounds of 30 batches, capped at avx512_bf16 too (about
-#                                  8 minutes);
+#                                  3 rounds of 20 batches, capped at avx512 and avx512_bf16 too
+#                                  (about 6 minutes);
 #                                  gpu: cuda_tests, mnist_cuda for one epoch in float32 and
 #                                  with --autocast bf16, bench/gpu_bench.py (train_bench_cuda
 #                                  against the machine's PyTorch, one epoch a run, 3 runs),
@@ -116,7 +116,7 @@ cpu_checks() {
   } >> "$report"
   step backend_tests 240 "$dir/bin/backend_tests"
   step ops_tests 240 "$dir/bin/ops_tests"
-  if grep -q -w amx_bf16 /proc/cpuinfo; then  # the level below amx too, as tests/below_amx.sh does
+  if grep -q -w amx_bf16 /proc/cpuinfo; then  # avx512_bf16 too where uncapped runs amx (as tests/at_avx512_bf16.sh)
     step backend_tests@avx512_bf16 240 env TINYNET_CPU_ISA=avx512_bf16 "$dir/bin/backend_tests"
   fi
   local level
@@ -145,7 +145,7 @@ cpu_checks() {
 
 cpu_bench() {
   step cpu_bench 600 python3 bench/run.py --python python3 --build-dir "$dir/build" --data-dir "$dir/data" \
-    --models net,lenet,resnet20 --autocast --levels avx512,avx512_bf16 --threads 2 --reps 3 --batches 30 \
+    --models net,lenet,resnet20 --autocast --levels avx512,avx512_bf16 --threads 2 --reps 3 --batches 20 \
     --no-ops --no-build-time --out "$dir/cpu-bench.json"
 }
 

@@ -1,7 +1,5 @@
-// tinynet::cpu_kernels: the avx512_bf16 level's kernels, compiled once (backend/cpu/kernels_for_isa.hpp).
-// The conversions the kernels call are convert.cpp's, declared only here (CMake defines
-// TINYNET_CPU_KERNELS_COMPILED for the library's sources too: core/config.hpp),
-// and the other levels' kernels the other sources' (extern templates).
+// The avx512_bf16 level's kernels for tinynet::cpu_kernels, compiled once; how its sources share
+// the work: the library's CMakeLists.txt.
 #include "tinynet/backend/cpu/kernels_for_isa.hpp"
 
 #if defined(TINYNET_CPU_X86)

@@ -79,12 +79,12 @@ TEST_CASE("TINYNET_CPU_ISA: each level by name, a cap above the CPU's falls back
   std::string notice;
   for (auto level : {cpu::Isa::amx, cpu::Isa::avx512_bf16, cpu::Isa::avx512, cpu::Isa::avx2, cpu::Isa::baseline}) {
     INFO(cpu::isa_name(level));
-    CHECK(cpu::choose_isa(cpu::isa_name(level), cpu::Isa::amx, notice) == level);
+    CHECK(cpu::choose_isa(cpu::isa_name(level), cpu::Isa::amx, notice, true) == level);
     CHECK(notice.empty());
   }
-  CHECK(cpu::choose_isa(nullptr, cpu::Isa::avx2, notice) == cpu::Isa::avx2);
-  CHECK(cpu::choose_isa("", cpu::Isa::amx, notice) == cpu::Isa::amx);
-  CHECK(cpu::choose_isa("amx", cpu::Isa::avx512_bf16, notice) == cpu::Isa::avx512_bf16);
+  CHECK(cpu::choose_isa(nullptr, cpu::Isa::avx2, notice, true) == cpu::Isa::avx2);
+  CHECK(cpu::choose_isa("", cpu::Isa::amx, notice, true) == cpu::Isa::amx);
+  CHECK(cpu::choose_isa("amx", cpu::Isa::avx512_bf16, notice, true) == cpu::Isa::avx512_bf16);
   CHECK(notice == "tinynet: TINYNET_CPU_ISA=amx but this CPU has at most avx512_bf16; using avx512_bf16");
   // Where vdpbf16ps does not outpace the FMAs, avx512_bf16 runs only when named.
   CHECK(cpu::choose_isa(nullptr, cpu::Isa::avx512_bf16, notice, false) == cpu::Isa::avx512);
@@ -95,7 +95,7 @@ TEST_CASE("TINYNET_CPU_ISA: each level by name, a cap above the CPU's falls back
   CHECK(notice.empty());
   CHECK(cpu::choose_isa("amx", cpu::Isa::avx512_bf16, notice, false) == cpu::Isa::avx512);
   CHECK(notice == "tinynet: TINYNET_CPU_ISA=amx but this CPU has at most avx512_bf16; using avx512");
-  REQUIRE_THROWS_WITH(cpu::choose_isa("amx512", cpu::Isa::amx, notice),
+  REQUIRE_THROWS_WITH(cpu::choose_isa("amx512", cpu::Isa::amx, notice, true),
                       "TINYNET_CPU_ISA=amx512: expected amx, avx512_bf16, avx512, avx2 or baseline");
   // The level in use is at most the detected one, and amx only where the OS granted the tiles.
   CHECK(static_cast<int>(cpu::isa()) <= static_cast<int>(cpu::detected_isa()));
@@ -422,7 +422,7 @@ TEST_CASE("bfloat16 products: gemm_rows and gemm_nt against double sums of the r
   INFO("level " << cpu::isa_name(cpu::isa()) << (AT_LEVEL(bf16::kNative) ? ", vdpbf16ps" : ", rounded in float32"));
   for (std::int64_t m : {1, 7, 9, 17})
     for (std::int64_t n : {1, 15, 16, 47, 49, 100})
-      for (std::int64_t k : {1, 2, 3, 31, 33, 577, 1600}) {
+      for (std::int64_t k : {1, 2, 3, 17, 20, 31, 33, 577, 1600}) {
         INFO("m " << m << " n " << n << " k " << k);
         const ProductCase t(m, n, k, 21);
         auto buf_a = aligned_floats(cpu::bf16_operand_floats(m, k)),

@@ -19,9 +19,11 @@
 /// as PyTorch's CPU autocast runs them. float64 tensors are left alone. docs/autocast.md
 /// lists the ops. Scopes nest; each restores what it found.
 ///
-/// On the CPU the products run on AVX512-BF16 (`vdpbf16ps`) where the CPU has it; elsewhere
-/// the operands are rounded in the float32 kernels (the same products, in another order,
-/// and no faster than float32), said once on stderr.
+/// On the CPU the products run on AMX tiles or AVX512-BF16 (`vdpbf16ps`) at the levels
+/// that have them; at the others (a CPU without AVX512-BF16, a capped level, or Intel's
+/// cores, whose `vdpbf16ps` is no faster than their FMAs: backend/cpu/isa.hpp) the operands
+/// are rounded in the float32 kernels (the same products, in another order), said once on
+/// stderr with the reason.
 
 #include <cstdio>
 
@@ -41,12 +43,21 @@ inline bool& autocast_flag(DeviceType device) {
   return on[device == DeviceType::cuda ? 1 : 0];
 }
 
-/// The one-line notice for a CPU without bfloat16 products, once per process.
+/// The one-line notice, once per process, for a CPU level that rounds the products in its
+/// float32 kernels, naming why: the CPU lacks AVX512-BF16, or the level chosen or capped
+/// leaves it unused.
 inline void notice_emulated_bf16() {
-  static const bool said = backend::native_bf16_products(DeviceType::cpu) ||
-                           std::fprintf(stderr,
-                                        "tinynet: autocast bfloat16 without AVX512-BF16: products are "
-                                        "rounded to bfloat16 in the float32 kernels, no faster than float32\n") > 0;
+  static const bool said = [] {
+    if (backend::native_bf16_products(DeviceType::cpu)) return false;
+    if (backend::cpu::detected_isa() >= backend::cpu::Isa::avx512_bf16)
+      return std::fprintf(stderr,
+                          "tinynet: autocast bfloat16 at CPU level %s: products multiply bfloat16-rounded "
+                          "operands in the float32 kernels, not on vdpbf16ps\n",
+                          backend::cpu::isa_name(backend::cpu::isa())) > 0;
+    return std::fprintf(stderr,
+                        "tinynet: autocast bfloat16 on a CPU without AVX512-BF16: products multiply "
+                        "bfloat16-rounded operands in the float32 kernels\n") > 0;
+  }();
   (void)said;
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 /// \file
 /// Whether a device type's backend multiplies autocast's bfloat16 operands natively, or
-/// emulates the products by rounding them in its float32 kernels (the same products, no faster
-/// than float32). autocast says so once when it is turned on for a device that emulates.
+/// rounds them in its float32 kernels (the same products). autocast says so once when it is
+/// turned on for a device that rounds them.
 
 #include "tinynet/backend/cpu/isa.hpp"
 #include "tinynet/core/device.hpp"

@@ -13,8 +13,9 @@
 /// level falls back to the one it would choose below amx, with a one-line notice on stderr.
 ///
 /// Where `vdpbf16ps` multiplies no faster than the CPU's FMAs (Intel's cores:
-/// cpu_bf16_dot_outpaces_fma()), the avx512_bf16 level is not chosen by itself: avx512 runs
-/// instead, rounding autocast's operands for its float32 kernels, which is faster there.
+/// cpu_bf16_dot_outpaces_fma(), whose rule tests/at_avx512_bf16.sh repeats), the avx512_bf16
+/// level is not chosen by itself: avx512 runs instead, rounding autocast's operands for its
+/// float32 kernels, which is faster there.
 ///
 /// `TINYNET_CPU_ISA=amx|avx512_bf16|avx512|avx2|baseline` caps the level (as oneDNN's `ONEDNN_MAX_CPU_ISA`
 /// does): for comparisons, and for tests that run every level on one machine. A level the
@@ -122,7 +123,7 @@ inline Isa detected_isa() {
 /// detected one and whether vdpbf16ps pays (preferred_isa()). `notice` receives a line to
 /// print when the cap asks for more than the CPU has. Throws std::invalid_argument for an
 /// unknown value.
-inline Isa choose_isa(const char* cap, Isa detected, std::string& notice, bool bf16_dot_pays = true) {
+inline Isa choose_isa(const char* cap, Isa detected, std::string& notice, bool bf16_dot_pays) {
   notice.clear();
   if (cap == nullptr || *cap == '\0') return preferred_isa(detected, bf16_dot_pays);
   const std::string_view v(cap);

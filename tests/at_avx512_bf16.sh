@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# below_amx.sh TEST [ARGS...]: runs a test binary capped at the avx512_bf16 level where the
-# uncapped run takes another level and would leave avx512_bf16 untested: on a CPU with AMX
-# (the amx level), and on an Intel CPU with AVX512-BF16 (whose vdpbf16ps does not outpace
-# its FMAs, so avx512 runs uncapped). Elsewhere the uncapped run already is (or is below)
-# that level: reported skipped (77).
+# at_avx512_bf16.sh TEST [ARGS...]: runs a test binary capped at the avx512_bf16 level where
+# the uncapped run takes another level and would leave avx512_bf16 untested: on a CPU with
+# AMX (the amx level), and on an Intel CPU with AVX512-BF16, where avx512 runs uncapped. The
+# vendor rule is cpu_bf16_dot_outpaces_fma() in include/tinynet/backend/cpu/isa.hpp; keep the
+# two alike. Elsewhere the uncapped run already is (or is below) that level: reported
+# skipped (77).
 set -euo pipefail
 flags=$(grep -m1 -w '^flags' /proc/cpuinfo 2> /dev/null || true)
 vendor=$(grep -m1 -w '^vendor_id' /proc/cpuinfo 2> /dev/null || true)
