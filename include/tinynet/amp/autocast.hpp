@@ -15,9 +15,10 @@
 /// bfloat16, as PyTorch's do, and the ops after them take bfloat16 activations (linear,
 /// pooling, dropout and the elementwise ops in their kernels, where the backend has such
 /// kernels: backend/bf16_activations.hpp; the others through float32). softmax,
-/// log_softmax, the losses, reductions and batch norm run in float32 and return float32,
-/// as PyTorch's CPU autocast runs them. float64 tensors are left alone. docs/autocast.md
-/// lists the ops. Scopes nest; each restores what it found.
+/// log_softmax, the losses, reductions and batch norm run in float32 and return float32
+/// (PyTorch's CPU autocast returns float32 from the losses only, bfloat16 from the others
+/// for a bfloat16 input). float64 tensors are left alone. docs/autocast.md lists the ops
+/// and the differences. Scopes nest; each restores what it found.
 ///
 /// On the CPU the products run on AMX tiles or AVX512-BF16 (`vdpbf16ps`) at the levels
 /// that have them; at the others (a CPU without AVX512-BF16, a capped level, or Intel's

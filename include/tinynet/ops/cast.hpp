@@ -68,8 +68,8 @@ inline bool bf16_activation(const Tensor& x) {
 
 /// For the ops that compute in float32 only (reductions, softmax, log_softmax, the losses,
 /// batch_norm): f(x), or, for a bfloat16 x, f of x cast to float32, the result cast back to
-/// bfloat16 (rounded once, as PyTorch's bfloat16 kernels round it). Under autocast these
-/// are the ops PyTorch keeps in float32: their result stays float32 there.
+/// bfloat16 (rounded once, as PyTorch's bfloat16 kernels round it). Under autocast their
+/// result stays float32 (PyTorch keeps only the losses so: docs/autocast.md).
 template <typename F>
 Tensor in_float32(const Tensor& x, F&& f) {
   if (!x.defined() || x.dtype() != DType::bfloat16) return f(x);
