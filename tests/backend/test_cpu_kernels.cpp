@@ -479,6 +479,91 @@ void check_tile_products() {
 
 }  // namespace
 
+namespace {
+
+using tinynet::bfloat16;
+using tinynet::backend::Conv2dGeometry;
+
+/// The amx level's direct 3x3 convolution (simd/amx_conv3x3.inl) on tiles T, against double
+/// sums of the rounded operands: per output the bound of the products above over its
+/// 9 c terms and the bias, plus, for a bfloat16 output, its rounding (2^-8 of the value).
+/// Every output is written (y starts as NaN). X, Y: float or bfloat16.
+template <class Tiles, typename X, typename Y>
+void check_conv3x3(std::int64_t c, std::int64_t out_c, std::int64_t h, std::int64_t w, std::int64_t pad, bool bias_on,
+                   bool relu) {
+  const std::int64_t n = 2, oh = h + 2 * pad - 2, ow = w + 2 * pad - 2;
+  const Conv2dGeometry g{n, c, h, w, out_c, 3, 3, 1, 1, pad, pad, oh, ow};
+  REQUIRE(cpu::amx::conv3x3::fits(g));
+  const auto xf = random_floats(static_cast<std::size_t>(n * c * h * w), 41);
+  const auto wf = random_floats(static_cast<std::size_t>(out_c * c * 9), 42);
+  const auto bias = random_floats(static_cast<std::size_t>(out_c), 43);
+  std::vector<X> x(xf.size());
+  for (std::size_t i = 0; i < xf.size(); ++i) x[i] = static_cast<X>(xf[i]);
+  std::vector<Y> y(static_cast<std::size_t>(n * out_c * oh * ow), static_cast<Y>(std::nanf("")));
+  cpu::amx::conv3x3::forward<Tiles>(g, x.data(), wf.data(), bias_on ? bias.data() : nullptr, y.data(), relu);
+  const auto r = [](float v) { return static_cast<double>(tinynet::detail::round_to_bf16(v)); };
+  const double u = 0x1p-24, terms = static_cast<double>(9 * c + 1), gamma = terms * u / (1 - terms * u);
+  for (std::int64_t s = 0; s < n; ++s)
+    for (std::int64_t o = 0; o < out_c; ++o)
+      for (std::int64_t oy = 0; oy < oh; ++oy)
+        for (std::int64_t ox = 0; ox < ow; ++ox) {
+          double want = bias_on ? bias[o] : 0.0, mag = std::fabs(want);
+          for (std::int64_t ci = 0; ci < c; ++ci)
+            for (std::int64_t t = 0; t < 9; ++t) {
+              const std::int64_t iy = oy + t / 3 - pad, ix = ox + t % 3 - pad;
+              if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+              const double p = r(static_cast<float>(x[((s * c + ci) * h + iy) * w + ix])) * r(wf[(o * c + ci) * 9 + t]);
+              want += p;
+              mag += std::fabs(p);
+            }
+          double bound = gamma * mag;
+          if (std::is_same_v<Y, bfloat16>) bound += 0x1p-8 * (std::fabs(want) + bound);
+          const double got = static_cast<double>(static_cast<float>(y[((s * out_c + o) * oh + oy) * ow + ox]));
+          INFO("sample " << s << " channel " << o << " at " << oy << ", " << ox);
+          if (relu && want < -bound)
+            REQUIRE(got == 0.0);
+          else if (!relu || want > bound)
+            REQUIRE(std::fabs(got - want) <= bound);
+          else
+            REQUIRE(std::isfinite(got));
+        }
+}
+
+template <class Tiles>
+void check_conv3x3_shapes() {
+  // 16 channels (half a tile along k), 32, and 48 (a half chunk last); 16 or 48 outputs (one
+  // block of 16, or 32 then 16); widths and paddings whose rows end inside a block.
+  for (std::int64_t c : {16, 32, 48})
+    for (std::int64_t out_c : {16, 48})
+      for (auto [h, w] : {std::pair<std::int64_t, std::int64_t>{7, 7}, {6, 13}, {3, 20}})
+        for (std::int64_t pad : {0, 1, 2}) {
+          INFO("c " << c << " out_c " << out_c << " h " << h << " w " << w << " pad " << pad);
+          check_conv3x3<Tiles, float, float>(c, out_c, h, w, pad, true, false);
+          check_conv3x3<Tiles, bfloat16, bfloat16>(c, out_c, h, w, pad, pad != 1, true);
+        }
+  check_conv3x3<Tiles, float, bfloat16>(32, 32, 28, 28, 1, true, true);
+  check_conv3x3<Tiles, bfloat16, float>(16, 16, 14, 14, 1, false, false);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "AMX direct 3x3 convolution over every edge of its blocks, on emulated tiles and on the CPU's where it has AMX",
+    "[backend][cpu]") {
+  if (cpu::detected_isa() < cpu::Isa::avx512_bf16) {
+    WARN("no AVX512-BF16 on this CPU: the amx level's convolution is not run at all");
+    return;
+  }
+  SECTION("emulated tiles") { check_conv3x3_shapes<cpu::amx::tile::Emulated>(); }
+  SECTION("the CPU's tiles") {
+    if (cpu::isa() != cpu::Isa::amx) {
+      WARN("level " << cpu::isa_name(cpu::isa()) << ": no AMX tiles here, the CPU's tiles are not tested");
+      return;
+    }
+    check_conv3x3_shapes<cpu::amx::tile::Hardware>();
+  }
+}
+
 TEST_CASE("AMX tile products over every edge of their blocks, on emulated tiles and on the CPU's where it has AMX",
           "[backend][cpu]") {
   // The emulated tiles (the instructions' arithmetic in portable code) run the very

@@ -415,6 +415,11 @@ void conv2d_forward(Level, const Conv2dGeometry& g, const X* x, const T* w, cons
   if constexpr (kOneChannelFloat<T> && std::is_same_v<X, T>) {
     if (uses_one_channel<T>(Level{}, g)) return detail::forward_one_channel(g, p, x, w, b, y, relu);
   }
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AMX
+  if constexpr (std::is_same_v<T, float>) {
+    if (p.bf16 && conv3x3::fits(g)) return conv3x3::forward<tile::Hardware>(g, x, w, b, y, relu);
+  }
+#endif
   if constexpr (kWinogradFloat<T>) {
     if (uses_winograd<T>(Level{}, g)) return detail::forward_winograd(g, p, x, w, b, y, scratch, w_bf16, relu);
   }

@@ -12,6 +12,7 @@
 #include "tinynet/backend/cpu/simd/bf16_operands.inl"
 #include "tinynet/backend/cpu/simd/amx_tiles.inl"
 #include "tinynet/backend/cpu/simd/amx_products.inl"
+#include "tinynet/backend/cpu/simd/amx_conv3x3.inl"
 #include "tinynet/backend/cpu/simd/bf16_products.inl"
 #include "tinynet/backend/cpu/simd/philox.inl"
 #include "tinynet/backend/cpu/simd/winograd_planes.inl"

@@ -1,0 +1,151 @@
+/// \file
+/// conv2d's forward pass under autocast as a direct 3x3 convolution on AMX tiles, at the
+/// amx level, for stride 1, padding up to 2 and channels in 16s (ResNet's 3x3 layers).
+/// Per sample the input is laid out once as channel pairs by the pixels of the padded
+/// image (bfloat16, a B tile's layout, bf16_operands.inl's pairs), so that each tap of the
+/// window is an offset into it; the filters once per call as A tiles, 16 output channels by
+/// the 32 values of one tap's 32 channels (16 channels and 16 zeros where there are 16).
+/// Each block of 16 output channels by 16 consecutive pixels of the padded grid sums its
+/// taps' products in one tile, and only the block's pixels inside the output are stored,
+/// rounded to the output's type. The products are those of the bfloat16-rounded operands
+/// summed in float32, as every other route's; nothing else is written: Winograd's
+/// transforms cost several times the tiles' products on these layers (docs/performance.md).
+
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AMX
+
+namespace conv3x3 {
+
+/// Whether g is a convolution this path runs.
+inline bool fits(const Conv2dGeometry& g) {
+  return g.plain() && g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.ph <= 2 && g.pw <= 2 && g.c % 16 == 0 &&
+         g.out_c % 16 == 0;
+}
+
+/// The padded image's pair planes: wp x hp pixels, each plane `plane` pixels long (the
+/// rows below the image are read by the blocks past its last output row).
+struct Planes {
+  explicit Planes(const Conv2dGeometry& g)
+      : wp(g.w + 2 * g.pw), hp(g.h + 2 * g.ph), plane((hp + 1) * wp + 2 * tile::kRows + 2), pairs(g.c / 2) {}
+  std::int64_t wp, hp, plane, pairs;
+  std::int64_t floats() const { return pairs * plane; }  // one 32-bit pair per float
+};
+
+/// The A tiles' words for every 16 output channels, tap and chunk of 32 channels: 16 rows of
+/// 32 bfloat16 (channel pairs in order, zeros past the channels).
+inline std::int64_t filter_words(const Conv2dGeometry& g) {
+  return g.out_c / tile::kRows * 9 * ((g.c + 31) / 32) * tile::kRows * 32;
+}
+inline void prepare_filters(const Conv2dGeometry& g, const float* w, std::uint16_t* a) {
+  const std::int64_t chunks = (g.c + 31) / 32;
+  std::memset(a, 0, static_cast<std::size_t>(filter_words(g)) * sizeof(std::uint16_t));
+  for (std::int64_t o = 0; o < g.out_c; ++o)
+    for (std::int64_t t = 0; t < 9; ++t)
+      for (std::int64_t ci = 0; ci < g.c; ++ci) {
+        const std::int64_t block = ((o / tile::kRows * 9 + t) * chunks + ci / 32) * tile::kRows * 32;
+        a[block + (o % tile::kRows) * 32 + ci % 32] = bfloat16(w[(o * g.c + ci) * 9 + t]).bits;
+      }
+}
+
+/// Sample x (c channels of h x w) as pair planes in `planes`, zero outside the image.
+template <typename X>
+void lay_out(const Conv2dGeometry& g, const Planes& s, const X* x, std::uint32_t* planes) {
+  std::memset(planes, 0, static_cast<std::size_t>(s.floats()) * sizeof(std::uint32_t));
+  for (std::int64_t iy = 0; iy < g.h; ++iy)
+    bf16::detail::pairs(g.c, g.w, x + iy * g.w, g.h * g.w, planes + (iy + g.ph) * s.wp + g.pw, s.plane);
+}
+
+/// The output pixels among 16 consecutive ones of the padded grid from q: up to three runs
+/// (a block crosses at most two row ends for rows of 7 or more), each lanes [lo, hi) of the
+/// block going to output row `oy` from column `ox`.
+struct Runs {
+  struct Run {
+    std::int64_t lo, hi, oy, ox;
+  };
+  Run run[4];
+  int count = 0;
+  Runs(const Conv2dGeometry& g, std::int64_t wp, std::int64_t q) {
+    for (std::int64_t l = 0; l < tile::kRows;) {
+      const std::int64_t oy = (q + l) / wp, ox = (q + l) % wp, len = std::min(tile::kRows - l, wp - ox);
+      if (oy < g.oh && ox < g.ow) run[count++] = {l, l + std::min(len, g.ow - ox), oy, ox};
+      l += len;
+    }
+  }
+};
+
+/// Output channels [o, o + 16 R) by the 16 Q pixels of the padded grid from q, of one sample.
+template <class Tiles, int R, typename Y>
+void block(const Conv2dGeometry& g, const Planes& s, const std::uint16_t* a, const std::uint32_t* planes,
+           std::int64_t o, std::int64_t q, const float* bias, bool relu, Y* y) {
+  constexpr int Q = 2;
+  const std::int64_t chunks = (g.c + 31) / 32;
+  alignas(64) char staged[2][tile::kRows * tile::kRowBytes];
+  alignas(64) float out[tile::kRows * tile::kRows];
+  tile::detail::unroll<R * Q>([&]<int C>() { Tiles::template zero<C>(); });
+  for (std::int64_t t = 0; t < 9; ++t) {
+    const std::int64_t shift = t / 3 * s.wp + t % 3;
+    for (std::int64_t j = 0; j < chunks; ++j) {
+      tile::detail::unroll<R>([&]<int I>() {
+        Tiles::template load<4 + I>(a + (((o / tile::kRows + I) * 9 + t) * chunks + j) * tile::kRows * 32,
+                                    tile::kRowBytes);
+      });
+      // Channel pairs [16 j, 16 j + steps): 8 in a last chunk of 16 channels, staged with zeros.
+      const std::int64_t steps = std::min<std::int64_t>(tile::kRows, s.pairs - j * tile::kRows);
+      const std::uint32_t* b = planes + j * tile::kRows * s.plane + q + shift;
+      tile::detail::unroll<Q>([&]<int J>() {
+        tile::detail::load<Tiles, 6 + J>(b + J * tile::kRows, 4 * s.plane, steps, tile::kRowBytes, staged[J]);
+      });
+      tile::detail::unroll<R>(
+          [&]<int I>() { tile::detail::unroll<Q>([&]<int J>() { Tiles::template dot<Q * I + J, 4 + I, 6 + J>(); }); });
+    }
+  }
+  tile::detail::unroll<Q>([&]<int J>() {
+    const Runs runs(g, s.wp, q + J * tile::kRows);
+    if (runs.count == 0) return;
+    tile::detail::unroll<R>([&]<int I>() {
+      Tiles::template store<Q * I + J>(out, tile::kRowBytes);
+      for (std::int64_t r = 0; r < tile::kRows; ++r) {
+        const std::int64_t oc = o + tile::kRows * I + r;
+        Vec v = Vec::load(out + tile::kRows * r);
+        if (bias != nullptr) v = v + Vec::set1(bias[oc]);
+        if (relu) v = TINYNET_ISA_NAMESPACE::relu(v);
+        for (int k = 0; k < runs.count; ++k) {
+          const auto& run = runs.run[k];
+          const Mask lanes = TINYNET_ISA_NAMESPACE::detail::lanes_between(run.lo, run.hi);
+          const Vec moved{_mm512_maskz_compress_ps(lanes, v.v)};
+          store_elems(y + (oc * g.oh + run.oy) * g.ow + run.ox,
+                      TINYNET_ISA_NAMESPACE::detail::lanes_between(0, run.hi - run.lo), moved);
+        }
+      }
+    });
+  });
+}
+
+/// y = conv2d(x, w) + b (then ReLU) for g (fits(g)), the products on tiles T. x: float32, or
+/// bfloat16 (autocast's activations); y: float32 or bfloat16.
+template <class Tiles, typename X, typename Y>
+void forward(const Conv2dGeometry& g, const X* x, const float* w, const float* b, Y* y, bool relu) {
+  Scratch<std::uint16_t> filters(filter_words(g));
+  prepare_filters(g, w, filters.data());
+  const Planes s(g);
+  const std::int64_t pixels = g.oh * s.wp;  // the output rows on the padded grid
+  parallel_for(g.n, 1, [&](std::int64_t lo, std::int64_t hi) {
+    Tiles::configure();
+    ScratchFloats buffer(s.floats());
+    auto* planes = reinterpret_cast<std::uint32_t*>(buffer.data());
+    for (std::int64_t n = lo; n < hi; ++n) {
+      lay_out(g, s, x + n * g.c * g.h * g.w, planes);
+      Y* yn = y + n * g.out_c * g.oh * g.ow;
+      for (std::int64_t q = 0; q < pixels; q += 2 * tile::kRows)
+        for (std::int64_t o = 0; o < g.out_c; o += 2 * tile::kRows) {
+          if (o + tile::kRows < g.out_c)
+            block<Tiles, 2>(g, s, filters.data(), planes, o, q, b, relu, yn);
+          else
+            block<Tiles, 1>(g, s, filters.data(), planes, o, q, b, relu, yn);
+        }
+    }
+  });
+}
+
+}  // namespace conv3x3
+
+#endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AMX
