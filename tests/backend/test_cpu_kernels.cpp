@@ -529,6 +529,51 @@ void check_conv3x3(std::int64_t c, std::int64_t out_c, std::int64_t h, std::int6
         }
 }
 
+/// The same convolution's input gradient (input_grad: the output gradient, bfloat16 with
+/// its samples side by side in each channel's row, as the backward pass lays it out, carried
+/// back through the filters), written or added to dx (of type X, starting at 0.5), against
+/// double sums as above: each input sums up to 9 out_c products.
+template <class Tiles, typename X>
+void check_conv3x3_input_grad(std::int64_t c, std::int64_t out_c, std::int64_t h, std::int64_t w, std::int64_t pad,
+                              bool accumulate) {
+  const std::int64_t n = 2, oh = h + 2 * pad - 2, ow = w + 2 * pad - 2, ld = n * oh * ow;
+  const Conv2dGeometry g{n, c, h, w, out_c, 3, 3, 1, 1, pad, pad, oh, ow};
+  const auto gf = random_floats(static_cast<std::size_t>(out_c * ld), 44);
+  const auto wf = random_floats(static_cast<std::size_t>(out_c * c * 9), 45);
+  std::vector<bfloat16> gy(gf.size());
+  for (std::size_t i = 0; i < gf.size(); ++i) gy[i] = bfloat16(gf[i]);
+  std::vector<std::uint16_t> filters(
+      static_cast<std::size_t>(cpu::amx::conv3x3::filter_words(cpu::amx::conv3x3::input_grad_geometry(g))));
+  cpu::amx::conv3x3::prepare_input_grad_filters(g, wf.data(), filters.data());
+  const X init = accumulate ? static_cast<X>(0.5f) : static_cast<X>(std::nanf(""));
+  std::vector<X> dx(static_cast<std::size_t>(n * c * h * w), init);
+  cpu::amx::conv3x3::input_grad<Tiles>(g, n, cpu::amx::conv3x3::Input<bfloat16>{gy.data(), ld, oh * ow}, filters.data(),
+                                       accumulate, dx.data());
+  const auto r = [](float v) { return static_cast<double>(tinynet::detail::round_to_bf16(v)); };
+  std::vector<double> want(dx.size(), accumulate ? 0.5 : 0.0), mag(dx.size(), accumulate ? 0.5 : 0.0);
+  for (std::int64_t s = 0; s < n; ++s)
+    for (std::int64_t o = 0; o < out_c; ++o)
+      for (std::int64_t oy = 0; oy < oh; ++oy)
+        for (std::int64_t ox = 0; ox < ow; ++ox)
+          for (std::int64_t ci = 0; ci < c; ++ci)
+            for (std::int64_t t = 0; t < 9; ++t) {
+              const std::int64_t iy = oy + t / 3 - pad, ix = ox + t % 3 - pad;
+              if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+              const double p = static_cast<double>(static_cast<float>(gy[o * ld + s * oh * ow + oy * ow + ox])) *
+                               r(wf[(o * c + ci) * 9 + t]);
+              const auto i = static_cast<std::size_t>(((s * c + ci) * h + iy) * w + ix);
+              want[i] += p;
+              mag[i] += std::fabs(p);
+            }
+  const double u = 0x1p-24, terms = static_cast<double>(9 * out_c + 1), gamma = terms * u / (1 - terms * u);
+  for (std::size_t i = 0; i < dx.size(); ++i) {
+    double bound = gamma * mag[i];
+    if (std::is_same_v<X, bfloat16>) bound += 0x1p-8 * (std::fabs(want[i]) + bound);
+    INFO("element " << i);
+    REQUIRE(std::fabs(static_cast<double>(static_cast<float>(dx[i])) - want[i]) <= bound);
+  }
+}
+
 template <class Tiles>
 void check_conv3x3_shapes() {
   // 16 channels (half a tile along k), 32, and 48 (a half chunk last); 16 or 48 outputs (one
@@ -543,6 +588,13 @@ void check_conv3x3_shapes() {
         }
   check_conv3x3<Tiles, float, bfloat16>(32, 32, 28, 28, 1, true, true);
   check_conv3x3<Tiles, bfloat16, float>(16, 16, 14, 14, 1, false, false);
+  for (std::int64_t c : {16, 48})
+    for (std::int64_t out_c : {16, 32, 48})
+      for (std::int64_t pad : {0, 1, 2}) {
+        INFO("input gradient: c " << c << " out_c " << out_c << " pad " << pad);
+        check_conv3x3_input_grad<Tiles, bfloat16>(c, out_c, 6, 13, pad, pad == 1);
+        check_conv3x3_input_grad<Tiles, float>(c, out_c, 7, 7, pad, pad != 1);
+      }
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 /// \file
-/// conv2d's forward pass under autocast as a direct 3x3 convolution on AMX tiles, at the
-/// amx level, for stride 1, padding up to 2 and channels in 16s (ResNet's 3x3 layers).
+/// conv2d's forward pass and input gradient under autocast as direct 3x3 convolutions on
+/// AMX tiles, at the amx level, for stride 1, padding up to 2 and channels in 16s (ResNet's
+/// 3x3 layers; the input gradient is the output gradient's convolution with the filters
+/// flipped and transposed, padding 2 - p).
 /// Per sample the input is laid out once as channel pairs by the pixels of the padded
 /// image (bfloat16, a B tile's layout, bf16_operands.inl's pairs), so that each tap of the
 /// window is an offset into it; the filters once per call as A tiles, 16 output channels by
@@ -35,23 +37,34 @@ struct Planes {
 inline std::int64_t filter_words(const Conv2dGeometry& g) {
   return g.out_c / tile::kRows * 9 * ((g.c + 31) / 32) * tile::kRows * 32;
 }
-inline void prepare_filters(const Conv2dGeometry& g, const float* w, std::uint16_t* a) {
+/// Those words, rounded, from weight(o, ci, t): the filter of output o, input ci, tap t.
+template <typename Weight>
+void prepare_filters(const Conv2dGeometry& g, Weight weight, std::uint16_t* a) {
   const std::int64_t chunks = (g.c + 31) / 32;
   std::memset(a, 0, static_cast<std::size_t>(filter_words(g)) * sizeof(std::uint16_t));
   for (std::int64_t o = 0; o < g.out_c; ++o)
     for (std::int64_t t = 0; t < 9; ++t)
       for (std::int64_t ci = 0; ci < g.c; ++ci) {
         const std::int64_t block = ((o / tile::kRows * 9 + t) * chunks + ci / 32) * tile::kRows * 32;
-        a[block + (o % tile::kRows) * 32 + ci % 32] = bfloat16(w[(o * g.c + ci) * 9 + t]).bits;
+        a[block + (o % tile::kRows) * 32 + ci % 32] = bfloat16(weight(o, ci, t)).bits;
       }
 }
 
-/// Sample x (c channels of h x w) as pair planes in `planes`, zero outside the image.
+/// Where a sample's input is: channel ci of sample n at x + n * sample + ci * channel, each
+/// h x w (rows w apart).
 template <typename X>
-void lay_out(const Conv2dGeometry& g, const Planes& s, const X* x, std::uint32_t* planes) {
+struct Input {
+  const X* x;
+  std::int64_t channel, sample;
+};
+
+/// Sample x (c channels of h x w, `channel` apart) as pair planes in `planes`, zero outside
+/// the image.
+template <typename X>
+void lay_out(const Conv2dGeometry& g, const Planes& s, const X* x, std::int64_t channel, std::uint32_t* planes) {
   std::memset(planes, 0, static_cast<std::size_t>(s.floats()) * sizeof(std::uint32_t));
   for (std::int64_t iy = 0; iy < g.h; ++iy)
-    bf16::detail::pairs(g.c, g.w, x + iy * g.w, g.h * g.w, planes + (iy + g.ph) * s.wp + g.pw, s.plane);
+    bf16::detail::pairs(g.c, g.w, x + iy * g.w, channel, planes + (iy + g.ph) * s.wp + g.pw, s.plane);
 }
 
 /// The output pixels among 16 consecutive ones of the padded grid from q: up to three runs
@@ -75,7 +88,7 @@ struct Runs {
 /// Output channels [o, o + 16 R) by the 16 Q pixels of the padded grid from q, of one sample.
 template <class Tiles, int R, typename Y>
 void block(const Conv2dGeometry& g, const Planes& s, const std::uint16_t* a, const std::uint32_t* planes,
-           std::int64_t o, std::int64_t q, const float* bias, bool relu, Y* y) {
+           std::int64_t o, std::int64_t q, const float* bias, bool relu, bool accumulate, Y* y) {
   constexpr int Q = 2;
   const std::int64_t chunks = (g.c + 31) / 32;
   alignas(64) char staged[2][tile::kRows * tile::kRowBytes];
@@ -111,21 +124,23 @@ void block(const Conv2dGeometry& g, const Planes& s, const std::uint16_t* a, con
         for (int k = 0; k < runs.count; ++k) {
           const auto& run = runs.run[k];
           const Mask lanes = TINYNET_ISA_NAMESPACE::detail::lanes_between(run.lo, run.hi);
-          const Vec moved{_mm512_maskz_compress_ps(lanes, v.v)};
-          store_elems(y + (oc * g.oh + run.oy) * g.ow + run.ox,
-                      TINYNET_ISA_NAMESPACE::detail::lanes_between(0, run.hi - run.lo), moved);
+          const Mask first = TINYNET_ISA_NAMESPACE::detail::lanes_between(0, run.hi - run.lo);
+          Y* to = y + (oc * g.oh + run.oy) * g.ow + run.ox;
+          Vec moved{_mm512_maskz_compress_ps(lanes, v.v)};
+          if (accumulate) moved = load_elems(to, first) + moved;
+          store_elems(to, first, moved);
         }
       }
     });
   });
 }
 
-/// y = conv2d(x, w) + b (then ReLU) for g (fits(g)), the products on tiles T. x: float32, or
-/// bfloat16 (autocast's activations); y: float32 or bfloat16.
+/// y (+)= conv2d(in, filters) + b (then ReLU) for g (fits(g)), the products on tiles T, the
+/// filters prepared by prepare_filters. y: samples of out_c x oh x ow, float32 or bfloat16;
+/// with `accumulate` the result is added to y's values, the sum rounded once.
 template <class Tiles, typename X, typename Y>
-void forward(const Conv2dGeometry& g, const X* x, const float* w, const float* b, Y* y, bool relu) {
-  Scratch<std::uint16_t> filters(filter_words(g));
-  prepare_filters(g, w, filters.data());
+void convolve(const Conv2dGeometry& g, Input<X> in, const std::uint16_t* filters, const float* b, bool relu,
+              bool accumulate, Y* y) {
   const Planes s(g);
   const std::int64_t pixels = g.oh * s.wp;  // the output rows on the padded grid
   parallel_for(g.n, 1, [&](std::int64_t lo, std::int64_t hi) {
@@ -133,17 +148,50 @@ void forward(const Conv2dGeometry& g, const X* x, const float* w, const float* b
     ScratchFloats buffer(s.floats());
     auto* planes = reinterpret_cast<std::uint32_t*>(buffer.data());
     for (std::int64_t n = lo; n < hi; ++n) {
-      lay_out(g, s, x + n * g.c * g.h * g.w, planes);
+      lay_out(g, s, in.x + n * in.sample, in.channel, planes);
       Y* yn = y + n * g.out_c * g.oh * g.ow;
       for (std::int64_t q = 0; q < pixels; q += 2 * tile::kRows)
         for (std::int64_t o = 0; o < g.out_c; o += 2 * tile::kRows) {
           if (o + tile::kRows < g.out_c)
-            block<Tiles, 2>(g, s, filters.data(), planes, o, q, b, relu, yn);
+            block<Tiles, 2>(g, s, filters, planes, o, q, b, relu, accumulate, yn);
           else
-            block<Tiles, 1>(g, s, filters.data(), planes, o, q, b, relu, yn);
+            block<Tiles, 1>(g, s, filters, planes, o, q, b, relu, accumulate, yn);
         }
     }
   });
+}
+
+/// y = conv2d(x, w) + b (then ReLU) for g (fits(g)): x's samples c x h x w, w's out_c x c x 3 x 3.
+template <class Tiles, typename X, typename Y>
+void forward(const Conv2dGeometry& g, const X* x, const float* w, const float* b, Y* y, bool relu) {
+  Scratch<std::uint16_t> filters(filter_words(g));
+  prepare_filters(
+      g, [&](std::int64_t o, std::int64_t ci, std::int64_t t) { return w[(o * g.c + ci) * 9 + t]; }, filters.data());
+  convolve<Tiles>(g, Input<X>{x, g.h * g.w, g.c * g.h * g.w}, filters.data(), b, relu, false, y);
+}
+
+/// The convolution that carries g's output gradient back to its input: of out_c channels of
+/// oh x ow, into c channels of h x w, padding 2 - p (fits(g) makes it fit too).
+inline Conv2dGeometry input_grad_geometry(const Conv2dGeometry& g) {
+  return {g.n, g.out_c, g.oh, g.ow, g.c, 3, 3, 1, 1, 2 - g.ph, 2 - g.pw, g.h, g.w};
+}
+
+/// input_grad_geometry's filters from g's w: flipped and transposed, prepared.
+inline void prepare_input_grad_filters(const Conv2dGeometry& g, const float* w, std::uint16_t* a) {
+  prepare_filters(
+      input_grad_geometry(g),
+      [&](std::int64_t ci, std::int64_t o, std::int64_t t) { return w[(o * g.c + ci) * 9 + (8 - t)]; }, a);
+}
+
+/// dx (+)= the input gradient of g for `count` samples of the output gradient gy (channel o
+/// of sample j at gy.x + j * gy.sample + o * gy.channel), the filters from
+/// prepare_input_grad_filters; dx's samples c x h x w.
+template <class Tiles, typename X, typename Y>
+void input_grad(const Conv2dGeometry& g, std::int64_t count, Input<Y> gy, const std::uint16_t* filters, bool accumulate,
+                X* dx) {
+  Conv2dGeometry back = input_grad_geometry(g);
+  back.n = count;
+  convolve<Tiles>(back, gy, filters, nullptr, false, accumulate, dx);
 }
 
 }  // namespace conv3x3

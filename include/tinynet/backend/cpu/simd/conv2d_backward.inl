@@ -173,6 +173,9 @@ struct BackwardPlan {
   T* u_dx;                // Winograd's filters for dx, or W^T for gemm_rows
   T* w_bf16;              // with bfloat16 products: the filters' operand(s)
   T* gy_bf16;             // then each chunk's output gradient's
+  // At the amx level, with bfloat16 products: the input gradient as a direct convolution on
+  // tiles (simd/amx_conv3x3.inl), its filters prepared there once; else null.
+  const std::uint16_t* direct_dx = nullptr;
 };
 
 template <typename T, typename X, typename Y>
@@ -203,6 +206,7 @@ BackwardPlan<T> backward_plan(const Conv2dGeometry& g, const BackwardArgs<T, X, 
 template <typename T>
 void input_grad_filters(const Conv2dGeometry& g, const BackwardPlan<T>& p, const T* w, bool needed,
                         bf16::Operand (&w16)[16]) {
+  if (p.direct_dx != nullptr) return;
   if constexpr (std::is_same_v<T, float>) {
     if (p.winograd_dx) {
       winograd::transform_weights<3>(w, g.out_c, g.c, true, p.u_dx);
@@ -282,6 +286,13 @@ bool backward_masked_bf16(const Conv2dGeometry& g, const BackwardPlan<float>& p,
                              c.col);
   }
   if (p.winograd_dx) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AMX
+    if (p.direct_dx != nullptr) {
+      conv3x3::input_grad<tile::Hardware>(g, c.count, conv3x3::Input<bfloat16>{gy_masked, c.ld, p.cols}, p.direct_dx,
+                                          a.acc_dx, a.dx + c.first * g.c * g.h * g.w);
+      return true;
+    }
+#endif
     const winograd::Shape s = winograd_input_grad(g, c.count);
     winograd::convolve<3>(s, p.u_dx, w16, gy_masked, c.ld, p.cols, c.dcol, c.dcol + s.v_size(), nullptr, false,
                           a.acc_dx, a.dx + c.first * g.c * g.h * g.w, g.h * g.w, g.c * g.h * g.w, p.chunks == 1);
@@ -398,7 +409,18 @@ template <typename T, typename X, typename Y>
 void conv2d_backward(Level, const Conv2dGeometry& g, const X* x, const T* w, const Y* gy, X* dx, bool acc_dx, T* dw,
                      bool acc_dw, T* db, bool acc_db, T* scratch, const Y* y_relu, Products products) {
   const detail::BackwardArgs<T, X, Y> a{x, w, gy, dx, acc_dx, dw, acc_dw, db, acc_db, scratch, y_relu};
-  const detail::BackwardPlan<T> p = detail::backward_plan(g, a, products);
+  detail::BackwardPlan<T> p = detail::backward_plan(g, a, products);
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AMX
+  constexpr bool kDirectTypes = std::is_same_v<T, float> && std::is_same_v<Y, bfloat16>;
+  const bool direct_dx = kDirectTypes && p.bf16 && p.winograd_dx && conv3x3::fits(g);
+  Scratch<std::uint16_t> direct_filters(direct_dx ? conv3x3::filter_words(conv3x3::input_grad_geometry(g)) : 0);
+  if constexpr (kDirectTypes) {
+    if (direct_dx) {
+      conv3x3::prepare_input_grad_filters(g, w, direct_filters.data());
+      p.direct_dx = direct_filters.data();
+    }
+  }
+#endif
   bf16::Operand w16[16];
   detail::input_grad_filters(g, p, w, dx != nullptr, w16);
   parallel_for(p.chunks, 1, [&](std::int64_t lo, std::int64_t hi) {
