@@ -574,6 +574,43 @@ void check_conv3x3_input_grad(std::int64_t c, std::int64_t out_c, std::int64_t h
   }
 }
 
+/// The same convolution's weight gradient (weight_grad: the input, of type X, against the
+/// output gradient laid out as input_grad takes it), added to dw (starting at 0.5), against
+/// double sums as above: each weight sums the products over n oh ow pixels.
+template <class Tiles, typename X>
+void check_conv3x3_weight_grad(std::int64_t c, std::int64_t out_c, std::int64_t h, std::int64_t w, std::int64_t pad) {
+  const std::int64_t n = 3, oh = h + 2 * pad - 2, ow = w + 2 * pad - 2, ld = n * oh * ow;
+  const Conv2dGeometry g{n, c, h, w, out_c, 3, 3, 1, 1, pad, pad, oh, ow};
+  const auto xf = random_floats(static_cast<std::size_t>(n * c * h * w), 46);
+  const auto gf = random_floats(static_cast<std::size_t>(out_c * ld), 47);
+  std::vector<X> x(xf.size());
+  for (std::size_t i = 0; i < xf.size(); ++i) x[i] = static_cast<X>(xf[i]);
+  std::vector<bfloat16> gy(gf.size());
+  for (std::size_t i = 0; i < gf.size(); ++i) gy[i] = bfloat16(gf[i]);
+  std::vector<float> dw(static_cast<std::size_t>(out_c * c * 9), 0.5f);
+  cpu::amx::conv3x3::weight_grad<Tiles>(g, n, cpu::amx::conv3x3::Input<X>{x.data(), h * w, c * h * w},
+                                        cpu::amx::conv3x3::Input<bfloat16>{gy.data(), ld, oh * ow}, dw.data());
+  const auto r = [](float v) { return static_cast<double>(tinynet::detail::round_to_bf16(v)); };
+  const double u = 0x1p-24, terms = static_cast<double>(n * oh * ow + 2), gamma = terms * u / (1 - terms * u);
+  for (std::int64_t o = 0; o < out_c; ++o)
+    for (std::int64_t ci = 0; ci < c; ++ci)
+      for (std::int64_t t = 0; t < 9; ++t) {
+        double want = 0.5, mag = 0.5;
+        for (std::int64_t s = 0; s < n; ++s)
+          for (std::int64_t oy = 0; oy < oh; ++oy)
+            for (std::int64_t ox = 0; ox < ow; ++ox) {
+              const std::int64_t iy = oy + t / 3 - pad, ix = ox + t % 3 - pad;
+              if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+              const double p = static_cast<double>(static_cast<float>(gy[o * ld + s * oh * ow + oy * ow + ox])) *
+                               r(static_cast<float>(x[((s * c + ci) * h + iy) * w + ix]));
+              want += p;
+              mag += std::fabs(p);
+            }
+        INFO("weight " << o << ", " << ci << ", tap " << t);
+        REQUIRE(std::fabs(dw[(o * c + ci) * 9 + t] - want) <= gamma * mag);
+      }
+}
+
 template <class Tiles>
 void check_conv3x3_shapes() {
   // 16 channels (half a tile along k), 32, and 48 (a half chunk last); 16 or 48 outputs (one
@@ -594,6 +631,8 @@ void check_conv3x3_shapes() {
         INFO("input gradient: c " << c << " out_c " << out_c << " pad " << pad);
         check_conv3x3_input_grad<Tiles, bfloat16>(c, out_c, 6, 13, pad, pad == 1);
         check_conv3x3_input_grad<Tiles, float>(c, out_c, 7, 7, pad, pad != 1);
+        check_conv3x3_weight_grad<Tiles, bfloat16>(c, out_c, 6, 13, pad);
+        check_conv3x3_weight_grad<Tiles, float>(c, out_c, 9, 7, pad);
       }
 }
 

@@ -24,12 +24,17 @@ inline bool fits(const Conv2dGeometry& g) {
 }
 
 /// The padded image's pair planes: wp x hp pixels, each plane `plane` pixels long (the
-/// rows below the image are read by the blocks past its last output row).
+/// rows below the image are read by the blocks past its last output row), `stored` planes
+/// of which the c / 2 pairs' come first: the rest, up to a whole B tile's 16, stay zero.
+/// Zeroed once; the image's pixels are all that each sample overwrites.
 struct Planes {
   explicit Planes(const Conv2dGeometry& g)
-      : wp(g.w + 2 * g.pw), hp(g.h + 2 * g.ph), plane((hp + 1) * wp + 2 * tile::kRows + 2), pairs(g.c / 2) {}
-  std::int64_t wp, hp, plane, pairs;
-  std::int64_t floats() const { return pairs * plane; }  // one 32-bit pair per float
+      : wp(g.w + 2 * g.pw),
+        hp(g.h + 2 * g.ph),
+        plane((hp + 1) * wp + 4 * tile::kRows + 2),
+        stored((g.c / 2 + tile::kRows - 1) / tile::kRows * tile::kRows) {}
+  std::int64_t wp, hp, plane, stored;
+  std::int64_t floats() const { return stored * plane; }  // one 32-bit pair per float
 };
 
 /// The A tiles' words for every 16 output channels, tap and chunk of 32 channels: 16 rows of
@@ -58,11 +63,10 @@ struct Input {
   std::int64_t channel, sample;
 };
 
-/// Sample x (c channels of h x w, `channel` apart) as pair planes in `planes`, zero outside
-/// the image.
+/// Sample x (c channels of h x w, `channel` apart) as pair planes in `planes` (zero outside
+/// the image from before).
 template <typename X>
 void lay_out(const Conv2dGeometry& g, const Planes& s, const X* x, std::int64_t channel, std::uint32_t* planes) {
-  std::memset(planes, 0, static_cast<std::size_t>(s.floats()) * sizeof(std::uint32_t));
   for (std::int64_t iy = 0; iy < g.h; ++iy)
     bf16::detail::pairs(g.c, g.w, x + iy * g.w, channel, planes + (iy + g.ph) * s.wp + g.pw, s.plane);
 }
@@ -85,32 +89,34 @@ struct Runs {
   }
 };
 
-/// Output channels [o, o + 16 R) by the 16 Q pixels of the padded grid from q, of one sample.
-template <class Tiles, int R, typename Y>
+/// Output channels [o, o + 16 R) by the 16 Q pixels of the padded grid from q, of one sample
+/// (R x Q <= 4 tiles of sums). A's tiles alternate between 4 and 5 tap by tap where R is 1,
+/// B's between 6 and 7, so that a load need not wait for the product before it.
+template <class Tiles, int R, int Q, typename Y>
 void block(const Conv2dGeometry& g, const Planes& s, const std::uint16_t* a, const std::uint32_t* planes,
            std::int64_t o, std::int64_t q, const float* bias, bool relu, bool accumulate, Y* y) {
-  constexpr int Q = 2;
+  static_assert(R * Q <= 4, "sums in tiles 0-3");
   const std::int64_t chunks = (g.c + 31) / 32;
-  alignas(64) char staged[2][tile::kRows * tile::kRowBytes];
   alignas(64) float out[tile::kRows * tile::kRows];
   tile::detail::unroll<R * Q>([&]<int C>() { Tiles::template zero<C>(); });
-  for (std::int64_t t = 0; t < 9; ++t) {
-    const std::int64_t shift = t / 3 * s.wp + t % 3;
+  tile::detail::unroll<9>([&]<int T>() {
+    const std::int64_t shift = T / 3 * s.wp + T % 3;
     for (std::int64_t j = 0; j < chunks; ++j) {
-      tile::detail::unroll<R>([&]<int I>() {
-        Tiles::template load<4 + I>(a + (((o / tile::kRows + I) * 9 + t) * chunks + j) * tile::kRows * 32,
-                                    tile::kRowBytes);
-      });
-      // Channel pairs [16 j, 16 j + steps): 8 in a last chunk of 16 channels, staged with zeros.
-      const std::int64_t steps = std::min<std::int64_t>(tile::kRows, s.pairs - j * tile::kRows);
+      const std::uint16_t* filters = a + (((o / tile::kRows) * 9 + T) * chunks + j) * tile::kRows * 32;
       const std::uint32_t* b = planes + j * tile::kRows * s.plane + q + shift;
-      tile::detail::unroll<Q>([&]<int J>() {
-        tile::detail::load<Tiles, 6 + J>(b + J * tile::kRows, 4 * s.plane, steps, tile::kRowBytes, staged[J]);
+      tile::detail::unroll<R>([&]<int I>() {
+        constexpr int A = R == 1 ? 4 + T % 2 : 4 + I;
+        Tiles::template load<A>(filters + I * 9 * chunks * tile::kRows * 32, tile::kRowBytes);
       });
-      tile::detail::unroll<R>(
-          [&]<int I>() { tile::detail::unroll<Q>([&]<int J>() { Tiles::template dot<Q * I + J, 4 + I, 6 + J>(); }); });
+      tile::detail::unroll<Q>([&]<int J>() {
+        Tiles::template load<6 + J % 2>(b + J * tile::kRows, 4 * s.plane);
+        tile::detail::unroll<R>([&]<int I>() {
+          constexpr int A = R == 1 ? 4 + T % 2 : 4 + I;
+          Tiles::template dot<Q * I + J, A, 6 + J % 2>();
+        });
+      });
     }
-  }
+  });
   tile::detail::unroll<Q>([&]<int J>() {
     const Runs runs(g, s.wp, q + J * tile::kRows);
     if (runs.count == 0) return;
@@ -147,16 +153,18 @@ void convolve(const Conv2dGeometry& g, Input<X> in, const std::uint16_t* filters
     Tiles::configure();
     ScratchFloats buffer(s.floats());
     auto* planes = reinterpret_cast<std::uint32_t*>(buffer.data());
+    std::memset(planes, 0, static_cast<std::size_t>(s.floats()) * sizeof(std::uint32_t));
     for (std::int64_t n = lo; n < hi; ++n) {
       lay_out(g, s, in.x + n * in.sample, in.channel, planes);
       Y* yn = y + n * g.out_c * g.oh * g.ow;
-      for (std::int64_t q = 0; q < pixels; q += 2 * tile::kRows)
-        for (std::int64_t o = 0; o < g.out_c; o += 2 * tile::kRows) {
-          if (o + tile::kRows < g.out_c)
-            block<Tiles, 2>(g, s, filters, planes, o, q, b, relu, accumulate, yn);
-          else
-            block<Tiles, 1>(g, s, filters, planes, o, q, b, relu, accumulate, yn);
-        }
+      for (std::int64_t o = 0; o < g.out_c; o += 2 * tile::kRows) {
+        if (o + tile::kRows < g.out_c)
+          for (std::int64_t q = 0; q < pixels; q += 2 * tile::kRows)
+            block<Tiles, 2, 2>(g, s, filters, planes, o, q, b, relu, accumulate, yn);
+        else
+          for (std::int64_t q = 0; q < pixels; q += 4 * tile::kRows)
+            block<Tiles, 1, 4>(g, s, filters, planes, o, q, b, relu, accumulate, yn);
+      }
     }
   });
 }
@@ -192,6 +200,71 @@ void input_grad(const Conv2dGeometry& g, std::int64_t count, Input<Y> gy, const 
   Conv2dGeometry back = input_grad_geometry(g);
   back.n = count;
   convolve<Tiles>(back, gy, filters, nullptr, false, accumulate, dx);
+}
+
+/// dw[o][ci][t] += the weight gradient of g over `count` samples: per tap t, the sum over
+/// the output's pixels of gy (o) times the input shifted by t (ci). On tiles as the product
+/// of the input's padded rows (an A tile: 16 channels by 32 pixels, the shift an offset)
+/// and the output gradient transposed into pixel pairs by channels (a B tile), over every
+/// pixel of the padded grid (the output gradient zero outside the output), summed in 16
+/// channels x 16 outputs per tap across the samples, then added to dw (out_c x c x 9).
+template <class Tiles, typename X>
+void weight_grad(const Conv2dGeometry& g, std::int64_t count, Input<X> in, Input<bfloat16> gy, float* dw) {
+  const Planes s(g);
+  constexpr std::int64_t kPixels = 2 * tile::kRows;  // along k per tile: 16 pixel pairs
+  const std::int64_t span = (g.oh * s.wp + kPixels - 1) / kPixels * kPixels;
+  Scratch<std::uint16_t> rows(count * g.c * s.plane), gy_rows(g.out_c * span);
+  Scratch<std::uint32_t> gy_pairs(count * span / 2 * g.out_c);
+  // The samples' input as padded bfloat16 rows, and their output gradient as pixel pairs.
+  std::memset(rows.data(), 0, static_cast<std::size_t>(count * g.c * s.plane) * sizeof(std::uint16_t));
+  std::memset(gy_rows.data(), 0,
+              static_cast<std::size_t>(g.out_c * span) * sizeof(std::uint16_t));  // outside the output
+  for (std::int64_t n = 0; n < count; ++n) {
+    for (std::int64_t ci = 0; ci < g.c; ++ci)
+      for (std::int64_t iy = 0; iy < g.h; ++iy) {
+        const X* src = in.x + n * in.sample + ci * in.channel + iy * g.w;
+        std::uint16_t* dst = rows.data() + (n * g.c + ci) * s.plane + (iy + g.ph) * s.wp + g.pw;
+        for (std::int64_t j = 0; j < g.w; j += kPixels) {
+          const std::int64_t left = std::min(kPixels, g.w - j);
+          const auto m = static_cast<__mmask32>(left >= 32 ? ~0u : (1u << left) - 1u);
+          if constexpr (std::is_same_v<X, bfloat16>)
+            _mm512_mask_storeu_epi16(dst + j, m, _mm512_maskz_loadu_epi16(m, src + j));
+          else
+            _mm512_mask_storeu_epi16(dst + j, m, bf16::detail::convert32(src + j, left));
+        }
+      }
+    for (std::int64_t o = 0; o < g.out_c; ++o)
+      for (std::int64_t oy = 0; oy < g.oh; ++oy)
+        std::memcpy(gy_rows.data() + o * span + oy * s.wp, gy.x + n * gy.sample + o * gy.channel + oy * g.ow,
+                    static_cast<std::size_t>(g.ow) * sizeof(bfloat16));
+    bf16::detail::transpose_words(g.out_c, span / 2, reinterpret_cast<const std::uint32_t*>(gy_rows.data()), span / 2,
+                                  gy_pairs.data() + n * span / 2 * g.out_c, g.out_c);
+  }
+  Tiles::configure();
+  alignas(64) float out[tile::kRows * tile::kRows];
+  // A row of taps (dx = 0, 1, 2) at a time in tiles 0-2: three independent sums, so that the
+  // products do not wait on each other, over one load of the output gradient's tile.
+  for (std::int64_t ci = 0; ci < g.c; ci += tile::kRows)
+    for (std::int64_t o = 0; o < g.out_c; o += tile::kRows)
+      for (std::int64_t dy = 0; dy < 3; ++dy) {
+        tile::detail::unroll<3>([&]<int D>() { Tiles::template zero<D>(); });
+        for (std::int64_t n = 0; n < count; ++n) {
+          const std::uint16_t* a = rows.data() + (n * g.c + ci) * s.plane + dy * s.wp;
+          for (std::int64_t q = 0; q < span; q += kPixels) {
+            Tiles::template load<6>(gy_pairs.data() + (n * span + q) / 2 * g.out_c + o, 4 * g.out_c);
+            tile::detail::unroll<3>([&]<int D>() {
+              Tiles::template load<4 + D % 2>(a + q + D, 2 * s.plane);
+              Tiles::template dot<D, 4 + D % 2, 6>();
+            });
+          }
+        }
+        tile::detail::unroll<3>([&]<int D>() {
+          Tiles::template store<D>(out, tile::kRowBytes);
+          for (std::int64_t i = 0; i < tile::kRows; ++i)
+            for (std::int64_t j = 0; j < tile::kRows; ++j)
+              dw[((o + j) * g.c + ci + i) * 9 + dy * 3 + D] += out[i * tile::kRows + j];
+        });
+      }
 }
 
 }  // namespace conv3x3

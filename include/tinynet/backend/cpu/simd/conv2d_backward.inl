@@ -176,6 +176,7 @@ struct BackwardPlan {
   // At the amx level, with bfloat16 products: the input gradient as a direct convolution on
   // tiles (simd/amx_conv3x3.inl), its filters prepared there once; else null.
   const std::uint16_t* direct_dx = nullptr;
+  bool direct_dw = false;  // and the weight gradient so (winograd_dw false then)
 };
 
 template <typename T, typename X, typename Y>
@@ -258,8 +259,9 @@ template <typename X>
 bool backward_masked_bf16(const Conv2dGeometry& g, const BackwardPlan<float>& p,
                           const BackwardArgs<float, X, bfloat16>& a, const bf16::Operand (&w16)[16],
                           const ChunkGroup<float>& c) {
-  const bool rows16 = p.bf16 && a.dx == nullptr && a.dw != nullptr && !p.winograd_dw && bf16_columns(g, c.count, c.ld);
-  const bool winograd16 = p.bf16 && (p.winograd_dw || p.winograd_dx);
+  const bool rows16 =
+      p.bf16 && a.dx == nullptr && a.dw != nullptr && !p.winograd_dw && !p.direct_dw && bf16_columns(g, c.count, c.ld);
+  const bool winograd16 = p.bf16 && (p.winograd_dw || p.winograd_dx || p.direct_dw);
   if (!rows16 && !winograd16) return false;
   const std::int64_t ld16 = rows16 ? (c.ld + 1) / 2 * 2 : c.ld, at0 = c.first * g.out_c * p.out_hw;
   auto* gy_masked = reinterpret_cast<bfloat16*>(rows16 ? c.gy16 : c.gy_cols);
@@ -279,6 +281,11 @@ bool backward_masked_bf16(const Conv2dGeometry& g, const BackwardPlan<float>& p,
                   c.dw_part, p.kdim);
     return true;
   }
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AMX
+  if (p.direct_dw)
+    conv3x3::weight_grad<tile::Hardware>(g, c.count, conv3x3::Input<X>{xs, g.h * g.w, g.c * g.h * g.w},
+                                         conv3x3::Input<bfloat16>{gy_masked, c.ld, p.cols}, c.dw_part);
+#endif
   if (p.winograd_dw) {
     const winograd::Shape s = winograd_forward(g, c.count);
     float* v = c.col + s.u_size();  // after the chunk's dU
@@ -418,6 +425,10 @@ void conv2d_backward(Level, const Conv2dGeometry& g, const X* x, const T* w, con
     if (direct_dx) {
       conv3x3::prepare_input_grad_filters(g, w, direct_filters.data());
       p.direct_dx = direct_filters.data();
+    }
+    if (p.bf16 && p.winograd_dw && conv3x3::fits(g)) {
+      p.direct_dw = true;
+      p.winograd_dw = false;
     }
   }
 #endif
