@@ -10,8 +10,8 @@
 /// Each block of 16 output channels by 16 consecutive pixels of the padded grid sums its
 /// taps' products in one tile, and only the block's pixels inside the output are stored,
 /// rounded to the output's type. The products are those of the bfloat16-rounded operands
-/// summed in float32, as every other route's; nothing else is written: Winograd's
-/// transforms cost several times the tiles' products on these layers (docs/performance.md).
+/// summed in float32, as every other route's; nothing else is written: on tiles, Winograd's
+/// transforms took more of ResNet-20's step than all its products (docs/performance.md).
 
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AMX
 
