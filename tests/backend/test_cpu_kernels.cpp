@@ -640,13 +640,18 @@ void check_conv3x3_shapes() {
         check_conv3x3_weight_grad<Tiles, bfloat16>(c, out_c, 6, 13, pad);
         check_conv3x3_weight_grad<Tiles, float>(c, out_c, 9, 7, pad);
       }
+  // The narrowest grids with an output (3 pixels wide: a block of 16 touches 6 rows).
+  check_conv3x3<Tiles, float, float>(16, 16, 8, 1, 1, true, false);
+  check_conv3x3<Tiles, bfloat16, bfloat16>(16, 32, 7, 3, 0, true, true);
+  check_conv3x3_input_grad<Tiles, bfloat16>(16, 16, 8, 1, 1, true);
+  check_conv3x3_weight_grad<Tiles, float>(16, 16, 8, 1, 1);
   if (every) check_conv3x3<Tiles, float, bfloat16>(32, 32, 28, 28, 1, true, true);
   check_conv3x3<Tiles, bfloat16, float>(16, 16, 9, 9, 1, false, false);
 }
 
 }  // namespace
 
-TEST_CASE("AMX direct 3x3 convolutions (forward, both gradients) over every edge of their blocks, emulated and on AMX",
+TEST_CASE("AMX direct 3x3 convolutions (forward, both gradients) against double sums, on emulated tiles and on AMX",
           "[backend][cpu]") {
   if (cpu::detected_isa() < cpu::Isa::avx512_bf16) {
     WARN("no AVX512-BF16 on this CPU: the amx level's convolution is not run at all");

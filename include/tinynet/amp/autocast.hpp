@@ -27,6 +27,7 @@
 /// stderr with the reason.
 
 #include <cstdio>
+#include <string>
 
 #include "tinynet/backend/bf16_products.hpp"
 #include "tinynet/backend/products.hpp"
@@ -44,20 +45,12 @@ inline bool& autocast_flag(DeviceType device) {
   return on[device == DeviceType::cuda ? 1 : 0];
 }
 
-/// The one-line notice, once per process, for a CPU level that rounds the products in its
-/// float32 kernels, naming why: the CPU lacks AVX512-BF16, or the level chosen or capped
-/// leaves it unused.
+/// The CPU backend's one-line notice where it rounds the products in its float32 kernels,
+/// once per process.
 inline void notice_emulated_bf16() {
   static const bool said = [] {
-    if (backend::native_bf16_products(DeviceType::cpu)) return false;
-    if (backend::cpu::detected_isa() >= backend::cpu::Isa::avx512_bf16)
-      return std::fprintf(stderr,
-                          "tinynet: autocast bfloat16 at CPU level %s: products multiply bfloat16-rounded "
-                          "operands in the float32 kernels, not on vdpbf16ps\n",
-                          backend::cpu::isa_name(backend::cpu::isa())) > 0;
-    return std::fprintf(stderr,
-                        "tinynet: autocast bfloat16 on a CPU without AVX512-BF16: products multiply "
-                        "bfloat16-rounded operands in the float32 kernels\n") > 0;
+    const std::string line = backend::bf16_products_notice(DeviceType::cpu);
+    return !line.empty() && std::fprintf(stderr, "%s\n", line.c_str()) > 0;
   }();
   (void)said;
 }

@@ -4,6 +4,8 @@
 /// rounds them in its float32 kernels (the same products). autocast says so once when it is
 /// turned on for a device that rounds them.
 
+#include <string>
+
 #include "tinynet/backend/cpu/isa.hpp"
 #include "tinynet/core/device.hpp"
 
@@ -17,6 +19,17 @@ inline bool native_bf16_products(DeviceType device) {
 #else
   return false;
 #endif
+}
+
+/// Where `device` rounds the products in its float32 kernels, the line that says so and why
+/// (the CPU lacks AVX512-BF16, or the level chosen or capped leaves it unused); else empty.
+inline std::string bf16_products_notice(DeviceType device) {
+  if (native_bf16_products(device)) return {};
+  if (cpu::detected_isa() >= cpu::Isa::avx512_bf16)
+    return std::string("tinynet: autocast bfloat16 at CPU level ") + cpu::isa_name(cpu::isa()) +
+           ": products multiply bfloat16-rounded operands in the float32 kernels, not on vdpbf16ps";
+  return "tinynet: autocast bfloat16 on a CPU without AVX512-BF16: products multiply bfloat16-rounded operands in "
+         "the float32 kernels";
 }
 
 }  // namespace tinynet::backend

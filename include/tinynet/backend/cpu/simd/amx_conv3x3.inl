@@ -1,8 +1,8 @@
 /// \file
-/// conv2d's forward pass and input gradient under autocast as direct 3x3 convolutions on
+/// conv2d's forward pass and both gradients under autocast as direct 3x3 convolutions on
 /// AMX tiles, at the amx level, for stride 1, padding up to 2 and channels in 16s (ResNet's
 /// 3x3 layers; the input gradient is the output gradient's convolution with the filters
-/// flipped and transposed, padding 2 - p).
+/// flipped and transposed, padding 2 - p; the weight gradient is described at weight_grad).
 /// Per sample the input is laid out once as channel pairs by the pixels of the padded
 /// image (bfloat16, a B tile's layout, bf16_operands.inl's pairs), so that each tap of the
 /// window is an offset into it; the filters once per call as A tiles, 16 output channels by
@@ -71,14 +71,14 @@ void lay_out(const Conv2dGeometry& g, const Planes& s, const X* x, std::int64_t 
     bf16::detail::pairs(g.c, g.w, x + iy * g.w, channel, planes + (iy + g.ph) * s.wp + g.pw, s.plane);
 }
 
-/// The output pixels among 16 consecutive ones of the padded grid from q: up to three runs
-/// (a block crosses at most two row ends for rows of 7 or more), each lanes [lo, hi) of the
-/// block going to output row `oy` from column `ox`.
+/// The output pixels among 16 consecutive ones of the padded grid from q: runs of lanes
+/// [lo, hi) of the block going to output row `oy` from column `ox`, one per grid row the
+/// block touches: at most 15 / wp + 2, 7 for the narrowest grid with an output (wp = 3).
 struct Runs {
   struct Run {
     std::int64_t lo, hi, oy, ox;
   };
-  Run run[4];
+  Run run[(tile::kRows - 1) / 3 + 2];
   int count = 0;
   Runs(const Conv2dGeometry& g, std::int64_t wp, std::int64_t q) {
     for (std::int64_t l = 0; l < tile::kRows;) {
