@@ -649,43 +649,37 @@ void check_conv3x3_shapes() {
   check_conv3x3<Tiles, bfloat16, float>(16, 16, 9, 9, 1, false, false);
 }
 
+// The emulated tiles (the instructions' arithmetic in portable code) run the very blocking,
+// staging and epilogues the CPU's tiles do: they run wherever the amx level's other
+// instructions (AVX512-BF16) are, and the CPU's tiles where the level is in use.
+template <class Check>
+void on_amx_tiles(const char* what, Check check) {
+  if (cpu::detected_isa() < cpu::Isa::avx512_bf16) {
+    WARN("no AVX512-BF16 on this CPU: the amx level's " << what << " are not run at all");
+    return;
+  }
+  SECTION("emulated tiles") { check(cpu::amx::tile::Emulated{}); }
+  SECTION("the CPU's tiles") {
+    if (cpu::isa() != cpu::Isa::amx) {
+      WARN("level " << cpu::isa_name(cpu::isa())
+                    << ": no AMX tiles here (amx_bf16 in /proc/cpuinfo, granted by the OS), the CPU's tiles are "
+                       "not tested");
+      return;
+    }
+    check(cpu::amx::tile::Hardware{});
+  }
+}
+
 }  // namespace
 
 TEST_CASE("AMX direct 3x3 convolutions (forward, both gradients) against double sums, on emulated tiles and on AMX",
           "[backend][cpu]") {
-  if (cpu::detected_isa() < cpu::Isa::avx512_bf16) {
-    WARN("no AVX512-BF16 on this CPU: the amx level's convolution is not run at all");
-    return;
-  }
-  SECTION("emulated tiles") { check_conv3x3_shapes<cpu::amx::tile::Emulated>(); }
-  SECTION("the CPU's tiles") {
-    if (cpu::isa() != cpu::Isa::amx) {
-      WARN("level " << cpu::isa_name(cpu::isa()) << ": no AMX tiles here, the CPU's tiles are not tested");
-      return;
-    }
-    check_conv3x3_shapes<cpu::amx::tile::Hardware>();
-  }
+  on_amx_tiles("convolutions", []<class Tiles>(Tiles) { check_conv3x3_shapes<Tiles>(); });
 }
 
 TEST_CASE("AMX tile products over every edge of their blocks, on emulated tiles and on the CPU's where it has AMX",
           "[backend][cpu]") {
-  // The emulated tiles (the instructions' arithmetic in portable code) run the very
-  // blocking, staging and epilogues the CPU's tiles do: this runs wherever the amx level's
-  // other instructions (AVX512-BF16) are, and the CPU's tiles where the level is in use.
-  if (cpu::detected_isa() < cpu::Isa::avx512_bf16) {
-    WARN("no AVX512-BF16 on this CPU: the amx level's products are not run at all");
-    return;
-  }
-  SECTION("emulated tiles") { check_tile_products<cpu::amx::tile::Emulated>(); }
-  SECTION("the CPU's tiles") {
-    if (cpu::isa() != cpu::Isa::amx) {
-      WARN("level " << cpu::isa_name(cpu::isa())
-                    << ": no AMX tiles here (amx_bf16 in /proc/cpuinfo, granted by "
-                       "the OS), the CPU's tiles are not tested");
-      return;
-    }
-    check_tile_products<cpu::amx::tile::Hardware>();
-  }
+  on_amx_tiles("products", []<class Tiles>(Tiles) { check_tile_products<Tiles>(); });
 }
 #endif
 

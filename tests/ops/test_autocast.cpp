@@ -73,6 +73,7 @@ struct Conv {
         pad(pad_),
         oh((h_ + 2 * pad_ - k_) / stride_ + 1),
         ow((w_ + 2 * pad_ - k_) / stride_ + 1) {}
+  backend::Conv2dGeometry geometry() const { return {n, c, h, w, o, k, k, stride, stride, pad, pad, oh, ow}; }
   /// Calls f(out index, input index, weight index) for every term of the convolution.
   template <typename F>
   void terms(F&& f) const {
@@ -127,16 +128,14 @@ ConvSums conv_sums(const Conv& cv, const std::vector<double>& xv, const std::vec
 /// conv2d (conv2d_relu with `relu`) under autocast against references on the
 /// bfloat16-rounded operands: y (with bias), dx, dw (K: c k k, o k k, n oh ow terms), and db
 /// from float32 sums of gy; without `input_grad` the input needs no gradient (a first
-/// layer's weight gradient alone).
-void check_conv_im2col(const Conv& cv, std::uint64_t seed, bool relu = false, bool input_grad = true) {
+/// layer's weight gradient alone). Every path whose products are the rounded operands' (not
+/// Winograd's) is within these bounds.
+void check_conv_products(const Conv& cv, std::uint64_t seed, bool relu = false, bool input_grad = true) {
   INFO("conv2d of " << cv.n << " x " << cv.c << " x " << cv.h << " x " << cv.w << " by " << cv.o << " filters " << cv.k
                     << " x " << cv.k << ", stride " << cv.stride << ", padding " << cv.pad << (relu ? ", ReLU" : "")
                     << (input_grad ? "" : ", no input gradient"));
   Tensor x = uniform32({cv.n, cv.c, cv.h, cv.w}, seed, input_grad), wt = uniform32({cv.o, cv.c, cv.k, cv.k}, seed + 1),
          b = uniform32({cv.o}, seed + 2);
-  const backend::Conv2dGeometry g{cv.n,      cv.c,      cv.h,   cv.w,   cv.o,  cv.k, cv.k,
-                                  cv.stride, cv.stride, cv.pad, cv.pad, cv.oh, cv.ow};
-  REQUIRE_FALSE(backend::cpu::uses_winograd<float>(g));
   Tensor y;
   {
     autocast scope;
@@ -174,6 +173,13 @@ void check_conv_im2col(const Conv& cv, std::uint64_t seed, bool relu = false, bo
   for (std::int64_t i = 0; i < gy.numel(); ++i)
     fdb.add(i / (cv.oh * cv.ow) % cv.o, gexact[static_cast<std::size_t>(i)]);
   check_within(b.grad(), fdb.want, fdb.bound(cv.n * cv.oh * cv.ow));
+}
+
+/// check_conv_products on a shape that takes im2col (or the direct one-channel kernel) at
+/// every level.
+void check_conv_im2col(const Conv& cv, std::uint64_t seed, bool relu = false, bool input_grad = true) {
+  REQUIRE_FALSE(backend::cpu::uses_winograd<float>(cv.geometry()));
+  check_conv_products(cv, seed, relu, input_grad);
 }
 
 /// vd[ci * 16 + xi] = (|B^T||d||B|)[xi] for image b's tile (ty, tx) of every input channel
@@ -495,6 +501,72 @@ TEST_CASE("autocast: conv2d on the Winograd path sums the bias's gradient and ta
       check_within(db_dx, fdb.want, fdb.bound(3 * 24 * 24));
       check_within(db_dw, fdb.want, fdb.bound(3 * 24 * 24));
     }
+  }
+}
+
+namespace autocast_testing {
+
+/// Two backward passes through conv2d under autocast with the same x and w: the second adds
+/// its dx and dw into the first's. Each pass is within its products' bound b = gamma_K sum|ab|
+/// of its rounded operands' sums; adding the second to the first's value (after its sums, or
+/// as one more term of them) is within b1 + gamma_{K+2} (sum|ab|_1 + sum|ab|_2 + b1).
+void check_conv_accumulates(const Conv& cv, std::uint64_t seed) {
+  INFO("conv2d of " << cv.n << " x " << cv.c << " x " << cv.h << " x " << cv.w << " by " << cv.o
+                    << " 3x3 filters, padding " << cv.pad << ", gradients added twice");
+  Tensor x = uniform32({cv.n, cv.c, cv.h, cv.w}, seed), wt = uniform32({cv.o, cv.c, cv.k, cv.k}, seed + 1);
+  std::vector<double> gys[2];
+  for (int pass = 0; pass < 2; ++pass) {
+    Tensor y;
+    {
+      autocast scope;
+      y = conv2d(x, wt, Tensor(), static_cast<int>(cv.stride), static_cast<int>(cv.pad));
+    }
+    const Tensor gy = uniform32(y.shape(), seed + 2 + static_cast<std::uint64_t>(pass), false).to(DType::bfloat16);
+    y.backward(gy);
+    gys[pass] = values(gy, false);
+  }
+  const auto xv = values(x, true), wv = values(wt, true);
+  const ConvSums first = conv_sums(cv, xv, wv, gys[0]), second = conv_sums(cv, xv, wv, gys[1]);
+  const auto added = [](const Sums& a, const Sums& b, std::int64_t k) {
+    std::vector<double> want(a.want.size()), bound(a.want.size());
+    const std::vector<double> b1 = a.bound(k);
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      want[i] = a.want[i] + b.want[i];
+      bound[i] = b1[i] + gamma32(k + 2) * (a.mag[i] + b.mag[i] + b1[i]);
+    }
+    return std::pair{want, bound};
+  };
+  const auto [dx_want, dx_bound] = added(first.dx, second.dx, cv.o * cv.k * cv.k);
+  const auto [dw_want, dw_bound] = added(first.dw, second.dw, cv.n * cv.oh * cv.ow);
+  {
+    INFO("dx");
+    check_within(x.grad(), dx_want, dx_bound);
+  }
+  INFO("dw");
+  check_within(wt.grad(), dw_want, dw_bound);
+}
+
+}  // namespace autocast_testing
+
+TEST_CASE("autocast: 3x3 convolutions with channels in 16s are the rounded operands' products on AMX tiles",
+          "[ops][autocast]") {
+  // At the amx level these layers are direct convolutions on tiles (no Winograd transforms):
+  // forward, both gradients, the gradients added into existing ones, with padding 0 to 2.
+  if (backend::cpu::isa() != backend::cpu::Isa::amx) {
+    WARN("level " << backend::cpu::isa_name(backend::cpu::isa())
+                  << ": no AMX tiles, these shapes take Winograd (checked by its own test case)");
+    return;
+  }
+  ThreadCountRestorer restore;
+  FillUninitialized fill;
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    INFO(threads << " threads");
+    check_conv_products(Conv(2, 16, 9, 10, 32, 3, 1, 1), 600);
+    check_conv_products(Conv(3, 32, 8, 8, 16, 3, 1, 0), 610, true);
+    check_conv_products(Conv(2, 16, 7, 7, 16, 3, 1, 2), 620);
+    check_conv_products(Conv(3, 16, 8, 8, 16, 3, 1, 1), 630, true, false);  // the weight gradient alone
+    check_conv_accumulates(Conv(3, 16, 8, 8, 32, 3, 1, 1), 640);
   }
 }
 

@@ -2,7 +2,8 @@
 /// \file
 /// Elements for the length of one kernel call, from the CPU caching allocator: a training
 /// step asks for the same sizes every batch, so after the first one nothing reaches the
-/// system (for kernels whose scratch the op does not allocate itself).
+/// system (for kernels whose scratch the op does not allocate itself). A count of zero, asked
+/// for a path not taken, allocates nothing and holds a null pointer.
 
 #include <cstddef>
 #include <cstdint>
@@ -15,9 +16,11 @@ template <typename T>
 class Scratch {
  public:
   explicit Scratch(std::int64_t n)
-      : bytes_(static_cast<std::size_t>(n > 0 ? n : 1) * sizeof(T)),
-        data_(static_cast<T*>(cpu_allocator().allocate(bytes_))) {}
-  ~Scratch() { cpu_allocator().deallocate(data_, bytes_); }
+      : bytes_(static_cast<std::size_t>(n > 0 ? n : 0) * sizeof(T)),
+        data_(bytes_ > 0 ? static_cast<T*>(cpu_allocator().allocate(bytes_)) : nullptr) {}
+  ~Scratch() {
+    if (data_ != nullptr) cpu_allocator().deallocate(data_, bytes_);
+  }
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
   T* data() const { return data_; }
