@@ -110,5 +110,15 @@ int main(int argc, char** argv) {
   time_op("lenet.fc1", {{100, 800}, {500, 800}, {500}}, lin, warmup, reps);
   time_op("lenet.fc2", {{100, 500}, {10, 500}, {10}}, lin, warmup, reps);
   time_op("lenet.log_softmax_nll", {{100, 10}}, loss_100, warmup, reps);
+  // ResNet-20's convolutions (no bias), batch 128: each stage's 3x3, and the downsampling
+  // block's 3x3 and 1x1 shortcut at stride 2.
+  const auto conv_sp = [](int stride, int padding) {
+    return [=](const std::vector<Tensor>& in) { return conv2d(in[0], in[1], Tensor(), stride, padding); };
+  };
+  time_op("resnet20.conv_28", {{128, 16, 28, 28}, {16, 16, 3, 3}}, conv_sp(1, 1), warmup, reps);
+  time_op("resnet20.conv_14", {{128, 32, 14, 14}, {32, 32, 3, 3}}, conv_sp(1, 1), warmup, reps);
+  time_op("resnet20.conv_7", {{128, 64, 7, 7}, {64, 64, 3, 3}}, conv_sp(1, 1), warmup, reps);
+  time_op("resnet20.down_conv", {{128, 16, 28, 28}, {32, 16, 3, 3}}, conv_sp(2, 1), warmup, reps);
+  time_op("resnet20.shortcut", {{128, 16, 28, 28}, {32, 16, 1, 1}}, conv_sp(2, 0), warmup, reps);
   return 0;
 }

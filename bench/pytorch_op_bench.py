@@ -36,7 +36,7 @@ impl = impl_name(args.tuned, autocast)
 
 
 def time_op(name, shapes, forward):
-    if args.only not in name or (autocast and forward not in (conv, lin)):
+    if args.only not in name or (autocast and forward not in product_ops):
         return
     inputs = [torch.randn(*s, requires_grad=True) for s in shapes]
     fwd, bwd, gy = [], [], None
@@ -65,8 +65,16 @@ def labels(n):
     return torch.tensor([(i * 7) % 10 for i in range(n)])
 
 
-conv = lambda t: F.conv2d(t[0], t[1], t[2])  # noqa: E731
-lin = lambda t: F.linear(t[0], t[1], t[2])  # noqa: E731
+product_ops = set()  # the ops autocast runs in bfloat16, the only ones timed under it
+
+
+def products(forward):
+    product_ops.add(forward)
+    return forward
+
+
+conv = products(lambda t: F.conv2d(t[0], t[1], t[2]))
+lin = products(lambda t: F.linear(t[0], t[1], t[2]))
 pool = lambda t: F.max_pool2d(t[0], 2)  # noqa: E731
 relu = lambda t: F.relu(t[0])  # noqa: E731
 drop = lambda t: F.dropout(t[0], 0.25, training=True)  # noqa: E731
@@ -86,3 +94,14 @@ time_op("lenet.max_pool2d_2", [(100, 50, 8, 8)], pool)
 time_op("lenet.fc1", [(100, 800), (500, 800), (500,)], lin)
 time_op("lenet.fc2", [(100, 500), (10, 500), (10,)], lin)
 time_op("lenet.log_softmax_nll", [(100, 10)], lambda t: F.nll_loss(F.log_softmax(t[0], 1), t100))
+
+
+def conv_sp(stride, padding):
+    return products(lambda t: F.conv2d(t[0], t[1], None, stride, padding))
+
+
+time_op("resnet20.conv_28", [(128, 16, 28, 28), (16, 16, 3, 3)], conv_sp(1, 1))
+time_op("resnet20.conv_14", [(128, 32, 14, 14), (32, 32, 3, 3)], conv_sp(1, 1))
+time_op("resnet20.conv_7", [(128, 64, 7, 7), (64, 64, 3, 3)], conv_sp(1, 1))
+time_op("resnet20.down_conv", [(128, 16, 28, 28), (32, 16, 3, 3)], conv_sp(2, 1))
+time_op("resnet20.shortcut", [(128, 16, 28, 28), (32, 16, 1, 1)], conv_sp(2, 0))

@@ -184,13 +184,14 @@ TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][c
   const tinynet::backend::cpu::Tag cpu;
   // Winograd F(2x2, 3x3) with padding; the one-channel direct kernel; im2col with output
   // rows of 8 packed two to a vector, samples side by side, and the dot-product kernel;
-  // stride 2 (ResNet's downsampling 3x3 and 1x1 layers), rows of every other input column.
+  // stride 2 (ResNet's downsampling 3x3 and 1x1 layers), rows of every other input column:
+  // output rows of 19 (vectors and a tail at both widths) and of 16 (whole vectors only).
   // {n, c, h, w, out_c, kh, kw, stride h, w, padding h, w, oh, ow}
-  const Conv2dGeometry geometry[] = {{2, 16, 6, 7, 17, 3, 3, 1, 1, 1, 1, 6, 7},
-                                     {2, 1, 9, 11, 5, 5, 5, 1, 1, 0, 0, 5, 7},
-                                     {3, 4, 12, 12, 6, 5, 5, 1, 1, 0, 0, 8, 8},
-                                     {2, 3, 37, 37, 4, 3, 3, 2, 2, 1, 1, 19, 19},
-                                     {2, 5, 14, 14, 6, 1, 1, 2, 2, 0, 0, 7, 7}};
+  const Conv2dGeometry geometry[] = {
+      {2, 16, 6, 7, 17, 3, 3, 1, 1, 1, 1, 6, 7}, {2, 1, 9, 11, 5, 5, 5, 1, 1, 0, 0, 5, 7},
+      {3, 4, 12, 12, 6, 5, 5, 1, 1, 0, 0, 8, 8}, {2, 3, 37, 37, 4, 3, 3, 2, 2, 1, 1, 19, 19},
+      {2, 5, 14, 14, 6, 1, 1, 2, 2, 0, 0, 7, 7}, {1, 2, 32, 33, 3, 3, 3, 2, 2, 0, 0, 15, 16},
+      {1, 3, 16, 32, 2, 1, 1, 2, 2, 0, 0, 8, 16}};
   // Winograd and the one-channel kernel exist at the avx2 and avx512 levels; at baseline
   // im2col + GEMM.
   CHECK(tinynet::backend::cpu::uses_winograd<float>(geometry[0]) == (cpu::isa() != cpu::Isa::baseline));

@@ -84,11 +84,10 @@ void im2col(const Conv2dGeometry& g, const T* in, T* col, std::int64_t ld) {
           }
           const T* src = plane + iy * g.w + x0 * g.sw - g.pw + j;
           fill_run(out, T(0), x0);
-          if (g.sw == 1) {
+          if (g.sw == 1)
             copy_run(out + x0, src, x1 - x0);
-          } else {
-            for (std::int64_t x = x0; x < x1; ++x) out[x] = src[(x - x0) * g.sw];
-          }
+          else
+            copy_strided_run(out + x0, src, g.sw, x1 - x0);
           fill_run(out + x1, T(0), g.ow - x1);
         }
       }

@@ -24,11 +24,10 @@ void col2im_add(const Conv2dGeometry& g, const T* col, std::int64_t ld, T* in) {
           if (iy < 0 || iy >= g.h) continue;
           const T* src = row + y * g.ow;
           T* dst = plane + iy * g.w + x0 * g.sw - g.pw + j;
-          if (g.sw == 1) {
+          if (g.sw == 1)
             add_run(dst, src + x0, x1 - x0);
-          } else {
-            for (std::int64_t x = x0; x < x1; ++x) dst[(x - x0) * g.sw] += src[x];
-          }
+          else
+            add_strided_run(dst, src + x0, g.sw, x1 - x0);
         }
       }
 }

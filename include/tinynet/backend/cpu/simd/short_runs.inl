@@ -47,6 +47,63 @@ inline void add_run(T* dst, const T* src, std::int64_t n) {
   for (std::int64_t x = 0; x < n; ++x) dst[x] += src[x];
 }
 
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+namespace detail {
+/// The 2 kLanes - 1 elements from p at most (2 left - 1 where fewer are left) that a run of
+/// stride 2 touches, as the masks of their two vectors.
+struct Stride2Lanes {
+  Mask lo, hi;
+  explicit Stride2Lanes(std::int64_t left)
+      : lo(tail_mask(std::min<std::int64_t>(2 * left - 1, 2 * kLanes))),
+        hi(tail_mask(std::min<std::int64_t>(2 * left - 1, 2 * kLanes) - kLanes)) {}
+};
+}  // namespace detail
+#endif
+
+/// dst[0, n) = src[0], src[stride], src[2 stride], ...: a strided convolution's columns.
+/// Stride 2 (ResNet's downsampling) moves whole vectors with AVX-512, the even elements
+/// picked out (AVX2's masked moves cost more than the elements one by one).
+template <typename T>
+inline void copy_strided_run(T* dst, const T* src, std::int64_t stride, std::int64_t n) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  if constexpr (kVectorRuns<T>) {
+    if (stride == 2) {
+      for (std::int64_t x = 0; x < n; x += kLanes) {
+        const detail::Stride2Lanes m(n - x);
+        Vec even, odd;
+        deinterleave(Vec::load(src + 2 * x, m.lo), Vec::load(src + 2 * x + kLanes, m.hi), even, odd);
+        even.store(dst + x, detail::tail_mask(n - x));
+      }
+      return;
+    }
+  }
+#endif
+  for (std::int64_t x = 0; x < n; ++x) dst[x] = src[x * stride];
+}
+
+/// dst[0], dst[stride], dst[2 stride], ... += src[0, n): col2im's adjoint of copy_strided_run,
+/// each element added once, as the plain loop adds it.
+template <typename T>
+inline void add_strided_run(T* dst, const T* src, std::int64_t stride, std::int64_t n) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  if constexpr (kVectorRuns<T>) {
+    if (stride == 2) {
+      for (std::int64_t x = 0; x < n; x += kLanes) {
+        const detail::Stride2Lanes m(n - x);
+        Vec even, odd;
+        deinterleave(Vec::load(dst + 2 * x, m.lo), Vec::load(dst + 2 * x + kLanes, m.hi), even, odd);
+        Vec first, second;
+        interleave(even + Vec::load(src + x, detail::tail_mask(n - x)), odd, first, second);
+        first.store(dst + 2 * x, m.lo);
+        second.store(dst + 2 * x + kLanes, m.hi);
+      }
+      return;
+    }
+  }
+#endif
+  for (std::int64_t x = 0; x < n; ++x) dst[x * stride] += src[x];
+}
+
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2
 namespace detail {
 /// pack_rows for rows of kLanes / K floats: K rows per store, one masked load each.
