@@ -215,15 +215,19 @@ void weight_grad(const Conv2dGeometry& g, std::int64_t count, Input<X> in, Input
   const std::int64_t span = (g.oh * s.wp + kPixels - 1) / kPixels * kPixels;
   Scratch<std::uint16_t> rows(count * g.c * s.plane), gy_rows(g.out_c * span);
   Scratch<std::uint32_t> gy_pairs(count * span / 2 * g.out_c);
-  // The samples' input as padded bfloat16 rows, and their output gradient as pixel pairs.
-  std::memset(rows.data(), 0, static_cast<std::size_t>(count * g.c * s.plane) * sizeof(std::uint16_t));
-  std::memset(gy_rows.data(), 0,
-              static_cast<std::size_t>(g.out_c * span) * sizeof(std::uint16_t));  // outside the output
+  // The samples' input as padded bfloat16 rows (each plane's padding zeroed as its rows are
+  // written), and their output gradient as pixel pairs (zero outside the output).
+  std::memset(gy_rows.data(), 0, static_cast<std::size_t>(g.out_c * span) * sizeof(std::uint16_t));
   for (std::int64_t n = 0; n < count; ++n) {
-    for (std::int64_t ci = 0; ci < g.c; ++ci)
+    for (std::int64_t ci = 0; ci < g.c; ++ci) {
+      std::uint16_t* plane = rows.data() + (n * g.c + ci) * s.plane;
+      const std::int64_t first = g.ph * s.wp + g.pw, last = (g.h - 1 + g.ph) * s.wp + g.pw + g.w;
+      std::fill(plane, plane + first, std::uint16_t{0});
+      std::fill(plane + last, plane + s.plane, std::uint16_t{0});
       for (std::int64_t iy = 0; iy < g.h; ++iy) {
         const X* src = in.x + n * in.sample + ci * in.channel + iy * g.w;
-        std::uint16_t* dst = rows.data() + (n * g.c + ci) * s.plane + (iy + g.ph) * s.wp + g.pw;
+        std::uint16_t* dst = plane + first + iy * s.wp;
+        if (iy + 1 < g.h) std::fill(dst + g.w, dst + s.wp, std::uint16_t{0});  // this row's and the next's padding
         for (std::int64_t j = 0; j < g.w; j += kPixels) {
           const std::int64_t left = std::min(kPixels, g.w - j);
           const auto m = static_cast<__mmask32>(left >= 32 ? ~0u : (1u << left) - 1u);
@@ -233,6 +237,7 @@ void weight_grad(const Conv2dGeometry& g, std::int64_t count, Input<X> in, Input
             _mm512_mask_storeu_epi16(dst + j, m, bf16::detail::convert32(src + j, left));
         }
       }
+    }
     for (std::int64_t o = 0; o < g.out_c; ++o)
       for (std::int64_t oy = 0; oy < g.oh; ++oy)
         std::memcpy(gy_rows.data() + o * span + oy * s.wp, gy.x + n * gy.sample + o * gy.channel + oy * g.ow,
