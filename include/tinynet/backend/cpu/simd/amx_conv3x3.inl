@@ -37,8 +37,29 @@ struct Planes {
   std::int64_t floats() const { return stored * plane; }  // one 32-bit pair per float
 };
 
-/// The A tiles' words for every 16 output channels, tap and chunk of 32 channels: 16 rows of
-/// 32 bfloat16 (channel pairs in order, zeros past the channels).
+/// With 16 channels a tap's 8 pairs fill half of a tile's k: the planes after them (8-15)
+/// then hold the same pairs one pixel on, so that one product sums two neighbouring taps
+/// of a window's row: 6 products for the 9 taps instead of 9 half-empty ones.
+inline bool paired_taps(const Conv2dGeometry& g) { return g.c == 16; }
+
+/// A block's products, one per group of taps: each tap alone (9), or with paired_taps per
+/// row of the window the taps (0, 1) and then tap 2 alone (6). Group G's offset on the
+/// padded grid, and its taps (the second -1 where it has one).
+template <bool Paired>
+inline constexpr int kTapGroups = Paired ? 6 : 9;
+template <bool Paired>
+inline std::int64_t group_shift(int group, std::int64_t wp) {
+  if constexpr (Paired) return group / 2 * wp + (group % 2) * 2;
+  return group / 3 * wp + group % 3;
+}
+inline std::pair<int, int> group_taps(bool paired, int group) {
+  if (!paired) return {group, -1};
+  return group % 2 == 0 ? std::pair{group / 2 * 3, group / 2 * 3 + 1} : std::pair{group / 2 * 3 + 2, -1};
+}
+
+/// The A tiles' words for every 16 output channels, group of taps and chunk of 32 channels:
+/// 16 rows of 32 bfloat16 (channel pairs in order, zeros past the channels; with
+/// paired_taps the first tap's 16 channels, then the second's).
 inline std::int64_t filter_words(const Conv2dGeometry& g) {
   return g.out_c / tile::kRows * 9 * ((g.c + 31) / 32) * tile::kRows * 32;
 }
@@ -46,13 +67,18 @@ inline std::int64_t filter_words(const Conv2dGeometry& g) {
 template <typename Weight>
 void prepare_filters(const Conv2dGeometry& g, Weight weight, std::uint16_t* a) {
   const std::int64_t chunks = (g.c + 31) / 32;
+  const bool paired = paired_taps(g);
   std::memset(a, 0, static_cast<std::size_t>(filter_words(g)) * sizeof(std::uint16_t));
   for (std::int64_t o = 0; o < g.out_c; ++o)
-    for (std::int64_t t = 0; t < 9; ++t)
+    for (int group = 0; group < (paired ? kTapGroups<true> : kTapGroups<false>); ++group) {
+      const auto [first, second] = group_taps(paired, group);
       for (std::int64_t ci = 0; ci < g.c; ++ci) {
-        const std::int64_t block = ((o / tile::kRows * 9 + t) * chunks + ci / 32) * tile::kRows * 32;
-        a[block + (o % tile::kRows) * 32 + ci % 32] = bfloat16(weight(o, ci, t)).bits;
+        const std::int64_t block = ((o / tile::kRows * 9 + group) * chunks + ci / 32) * tile::kRows * 32;
+        std::uint16_t* row = a + block + (o % tile::kRows) * 32;
+        row[ci % 32] = bfloat16(weight(o, ci, first)).bits;
+        if (second >= 0) row[16 + ci] = bfloat16(weight(o, ci, second)).bits;
       }
+    }
 }
 
 /// Where a sample's input is: channel ci of sample n at x + n * sample + ci * channel, each
@@ -69,6 +95,14 @@ template <typename X>
 void lay_out(const Conv2dGeometry& g, const Planes& s, const X* x, std::int64_t channel, std::uint32_t* planes) {
   for (std::int64_t iy = 0; iy < g.h; ++iy)
     bf16::detail::pairs(g.c, g.w, x + iy * g.w, channel, planes + (iy + g.ph) * s.wp + g.pw, s.plane);
+  if (!paired_taps(g)) return;
+  // Planes 8-15: pixel p of each is pixel p + 1 of planes 0-7 (the image and the zeros
+  // between its rows in one run; the rest zero from before, as the pixels it takes).
+  const std::int64_t start = g.ph * s.wp + g.pw, end = (g.h - 1 + g.ph) * s.wp + g.pw + g.w;
+  const std::int64_t from = std::max<std::int64_t>(start, 1);
+  for (std::int64_t p = 0; p < g.c / 2; ++p)
+    std::memcpy(planes + (g.c / 2 + p) * s.plane + from - 1, planes + p * s.plane + from,
+                static_cast<std::size_t>(end - from) * sizeof(std::uint32_t));
 }
 
 /// The output pixels among 16 consecutive ones of the padded grid from q: runs of lanes
@@ -90,17 +124,18 @@ struct Runs {
 };
 
 /// Output channels [o, o + 16 R) by the 16 Q pixels of the padded grid from q, of one sample
-/// (R x Q <= 4 tiles of sums). A's tiles alternate between 4 and 5 tap by tap where R is 1,
+/// (R x Q <= 4 tiles of sums), the taps grouped as paired_taps says (Paired). A's tiles
+/// alternate between 4 and 5 group by group where R is 1,
 /// B's between 6 and 7, so that a load need not wait for the product before it.
-template <class Tiles, int R, int Q, typename Y>
+template <class Tiles, int R, int Q, bool Paired, typename Y>
 void block(const Conv2dGeometry& g, const Planes& s, const std::uint16_t* a, const std::uint32_t* planes,
            std::int64_t o, std::int64_t q, const float* bias, bool relu, bool accumulate, Y* y) {
   static_assert(R * Q <= 4, "sums in tiles 0-3");
   const std::int64_t chunks = (g.c + 31) / 32;
   alignas(64) float out[tile::kRows * tile::kRows];
   tile::detail::unroll<R * Q>([&]<int C>() { Tiles::template zero<C>(); });
-  tile::detail::unroll<9>([&]<int T>() {
-    const std::int64_t shift = T / 3 * s.wp + T % 3;
+  tile::detail::unroll<kTapGroups<Paired>>([&]<int T>() {
+    const std::int64_t shift = group_shift<Paired>(T, s.wp);
     for (std::int64_t j = 0; j < chunks; ++j) {
       const std::uint16_t* filters = a + (((o / tile::kRows) * 9 + T) * chunks + j) * tile::kRows * 32;
       const std::uint32_t* b = planes + j * tile::kRows * s.plane + q + shift;
@@ -157,14 +192,20 @@ void convolve(const Conv2dGeometry& g, Input<X> in, const std::uint16_t* filters
     for (std::int64_t n = lo; n < hi; ++n) {
       lay_out(g, s, in.x + n * in.sample, in.channel, planes);
       Y* yn = y + n * g.out_c * g.oh * g.ow;
-      for (std::int64_t o = 0; o < g.out_c; o += 2 * tile::kRows) {
-        if (o + tile::kRows < g.out_c)
-          for (std::int64_t q = 0; q < pixels; q += 2 * tile::kRows)
-            block<Tiles, 2, 2>(g, s, filters, planes, o, q, b, relu, accumulate, yn);
-        else
-          for (std::int64_t q = 0; q < pixels; q += 4 * tile::kRows)
-            block<Tiles, 1, 4>(g, s, filters, planes, o, q, b, relu, accumulate, yn);
-      }
+      const auto blocks = [&]<bool Paired>() {
+        for (std::int64_t o = 0; o < g.out_c; o += 2 * tile::kRows) {
+          if (o + tile::kRows < g.out_c)
+            for (std::int64_t q = 0; q < pixels; q += 2 * tile::kRows)
+              block<Tiles, 2, 2, Paired>(g, s, filters, planes, o, q, b, relu, accumulate, yn);
+          else
+            for (std::int64_t q = 0; q < pixels; q += 4 * tile::kRows)
+              block<Tiles, 1, 4, Paired>(g, s, filters, planes, o, q, b, relu, accumulate, yn);
+        }
+      };
+      if (paired_taps(g))
+        blocks.template operator()<true>();
+      else
+        blocks.template operator()<false>();
     }
   });
 }
