@@ -6,7 +6,8 @@
 /// Per sample the input is laid out once as channel pairs by the pixels of the padded
 /// image (bfloat16, a B tile's layout, bf16_operands.inl's pairs), so that each tap of the
 /// window is an offset into it; the filters once per call as A tiles, 16 output channels by
-/// the 32 values of one tap's 32 channels (16 channels and 16 zeros where there are 16).
+/// the 32 values of one tap's 32 channels (where there are 16, two neighbouring taps' 16:
+/// paired_taps).
 /// Each block of 16 output channels by 16 consecutive pixels of the padded grid sums its
 /// taps' products in one tile, and only the block's pixels inside the output are stored,
 /// rounded to the output's type. The products are those of the bfloat16-rounded operands
