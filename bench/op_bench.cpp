@@ -1,6 +1,7 @@
-// Times the forward and the backward of single ops at the MNIST example's shapes, for
-// bench/run.py (bench/pytorch_op_bench.py does the same work in PyTorch). Prints one JSON
-// object per op: median milliseconds over the timed repetitions.
+// Times the forward and the backward of single ops at the MNIST examples' shapes and of
+// ResNet-20's convolutions, for bench/run.py (bench/pytorch_op_bench.py does the same work
+// in PyTorch). Prints one JSON object per op: median milliseconds over the timed
+// repetitions.
 //   op_bench --threads N [--reps R] [--warmup W]
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -68,7 +69,7 @@ Tensor labels(std::int64_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"tinynet per-op forward/backward times at the MNIST example's shapes, for bench/run.py"};
+  CLI::App app{"tinynet per-op forward/backward times at the MNIST examples' and ResNet-20's shapes, for bench/run.py"};
   int threads = 2, reps = 30, warmup = 5;
   app.add_option("--threads", threads)->check(CLI::Range(1, 1024));
   app.add_option("--reps", reps)->check(CLI::Range(1, 100000));

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """PyTorch's side of bench/op_bench: forward and backward of single ops at the MNIST
-example's shapes, median milliseconds; one JSON object per op.
+examples' shapes and of ResNet-20's convolutions, median milliseconds; one JSON object per
+op.
 
   /usr/bin/python3 bench/pytorch_op_bench.py --threads 2 [--reps 30] [--warmup 5] [--tuned] [--only net.conv2] [--autocast bf16]
 

@@ -185,7 +185,7 @@ TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][c
   // Winograd F(2x2, 3x3) with padding; the one-channel direct kernel; im2col with output
   // rows of 8 packed two to a vector, samples side by side, and the dot-product kernel;
   // stride 2 (ResNet's downsampling 3x3 and 1x1 layers), rows of every other input column:
-  // output rows of 19 (vectors and a tail at both widths) and of 16 (whole vectors only).
+  // output rows of 19 (with AVX-512 a vector and a tail) and of 16 (a whole vector only).
   // {n, c, h, w, out_c, kh, kw, stride h, w, padding h, w, oh, ow}
   const Conv2dGeometry geometry[] = {
       {2, 16, 6, 7, 17, 3, 3, 1, 1, 1, 1, 6, 7}, {2, 1, 9, 11, 5, 5, 5, 1, 1, 0, 0, 5, 7},

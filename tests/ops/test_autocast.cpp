@@ -507,9 +507,11 @@ TEST_CASE("autocast: conv2d on the Winograd path sums the bias's gradient and ta
 namespace autocast_testing {
 
 /// Two backward passes through conv2d under autocast with the same x and w: the second adds
-/// its dx and dw into the first's. Each pass is within its products' bound b = gamma_K sum|ab|
-/// of its rounded operands' sums; adding the second to the first's value (after its sums, or
-/// as one more term of them) is within b1 + gamma_{K+2} (sum|ab|_1 + sum|ab|_2 + b1).
+/// its dx and dw into the first's. The first pass is within b1 = gamma_K m1 of its rounded
+/// operands' sum (m: the sum of |ab|). The second adds to that value r1 either after its own
+/// sums (within b1 + gamma_K m2 + u (m1 + m2 + b1 + gamma_K m2)) or as one more of K + 1
+/// terms (within b1 + gamma_{K+1} (|r1| + m2), |r1| <= m1 + b1): both within
+/// b1 + gamma_{K+1} (m1 + m2 + b1), since gamma_{K+1} >= gamma_K + u (1 + gamma_K).
 void check_conv_accumulates(const Conv& cv, std::uint64_t seed) {
   INFO("conv2d of " << cv.n << " x " << cv.c << " x " << cv.h << " x " << cv.w << " by " << cv.o
                     << " 3x3 filters, padding " << cv.pad << ", gradients added twice");
@@ -532,7 +534,7 @@ void check_conv_accumulates(const Conv& cv, std::uint64_t seed) {
     const std::vector<double> b1 = a.bound(k);
     for (std::size_t i = 0; i < want.size(); ++i) {
       want[i] = a.want[i] + b.want[i];
-      bound[i] = b1[i] + gamma32(k + 2) * (a.mag[i] + b.mag[i] + b1[i]);
+      bound[i] = b1[i] + gamma32(k + 1) * (a.mag[i] + b.mag[i] + b1[i]);
     }
     return std::pair{want, bound};
   };
@@ -554,7 +556,7 @@ TEST_CASE("autocast: 3x3 convolutions with channels in 16s are the rounded opera
   // forward, both gradients, the gradients added into existing ones, with padding 0 to 2.
   if (backend::cpu::isa() != backend::cpu::Isa::amx) {
     WARN("level " << backend::cpu::isa_name(backend::cpu::isa())
-                  << ": no AMX tiles, these shapes take Winograd (checked by its own test case)");
+                  << ": no AMX tiles, these shapes take Winograd or im2col (checked by their own test cases)");
     return;
   }
   ThreadCountRestorer restore;
@@ -567,6 +569,7 @@ TEST_CASE("autocast: 3x3 convolutions with channels in 16s are the rounded opera
     check_conv_products(Conv(2, 16, 7, 7, 16, 3, 1, 2), 620);
     check_conv_products(Conv(3, 16, 8, 8, 16, 3, 1, 1), 630, true, false);  // the weight gradient alone
     check_conv_accumulates(Conv(3, 16, 8, 8, 32, 3, 1, 1), 640);
+    check_conv_accumulates(Conv(3, 16, 8, 8, 16, 3, 1, 1), 650);  // dx of 16 channels: paired taps
   }
 }
 

@@ -40,7 +40,9 @@ struct Planes {
 
 /// With 16 channels a tap's 8 pairs fill half of a tile's k: the planes after them (8-15)
 /// then hold the same pairs one pixel on, so that one product sums two neighbouring taps
-/// of a window's row: 6 products for the 9 taps instead of 9 half-empty ones.
+/// of a window's row: 6 products for the 9 taps instead of 9 half-empty ones. (The third
+/// tap's product multiplies the pixel after the window by zero filters: a non-finite input
+/// pixel makes a NaN of one more output than it would through another path.)
 inline bool paired_taps(const Conv2dGeometry& g) { return g.c == 16; }
 
 /// A block's products, one per group of taps: each tap alone (9), or with paired_taps per

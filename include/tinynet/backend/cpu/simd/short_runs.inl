@@ -49,13 +49,13 @@ inline void add_run(T* dst, const T* src, std::int64_t n) {
 
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
 namespace detail {
-/// The 2 kLanes - 1 elements from p at most (2 left - 1 where fewer are left) that a run of
-/// stride 2 touches, as the masks of their two vectors.
+/// The elements from p that kLanes of a run of stride 2 touch (2 kLanes - 1, or 2 left - 1
+/// where fewer are left: the last one even), as the masks of their two vectors.
 struct Stride2Lanes {
   Mask lo, hi;
   explicit Stride2Lanes(std::int64_t left)
-      : lo(tail_mask(std::min<std::int64_t>(2 * left - 1, 2 * kLanes))),
-        hi(tail_mask(std::min<std::int64_t>(2 * left - 1, 2 * kLanes) - kLanes)) {}
+      : lo(tail_mask(std::min<std::int64_t>(2 * left - 1, 2 * kLanes - 1))),
+        hi(tail_mask(std::min<std::int64_t>(2 * left - 1, 2 * kLanes - 1) - kLanes)) {}
 };
 }  // namespace detail
 #endif
