@@ -46,18 +46,17 @@ struct Planes {
 inline bool paired_taps(const Conv2dGeometry& g) { return g.c == 16; }
 
 /// A block's products, one per group of taps: each tap alone (9), or with paired_taps per
-/// row of the window the taps (0, 1) and then tap 2 alone (6). Group G's offset on the
-/// padded grid, and its taps (the second -1 where it has one).
+/// row of the window the taps (0, 1) and then tap 2 alone (6). Group G's taps (the second
+/// -1 where it has none), and its offset on the padded grid: its first tap's.
 template <bool Paired>
 inline constexpr int kTapGroups = Paired ? 6 : 9;
-template <bool Paired>
-inline std::int64_t group_shift(int group, std::int64_t wp) {
-  if constexpr (Paired) return group / 2 * wp + (group % 2) * 2;
-  return group / 3 * wp + group % 3;
-}
-inline std::pair<int, int> group_taps(bool paired, int group) {
+constexpr std::pair<int, int> group_taps(bool paired, int group) {
   if (!paired) return {group, -1};
   return group % 2 == 0 ? std::pair{group / 2 * 3, group / 2 * 3 + 1} : std::pair{group / 2 * 3 + 2, -1};
+}
+inline std::int64_t group_shift(bool paired, int group, std::int64_t wp) {
+  const int tap = group_taps(paired, group).first;
+  return tap / 3 * wp + tap % 3;
 }
 
 /// The A tiles' words for every 16 output channels, group of taps and chunk of 32 channels:
@@ -138,7 +137,7 @@ void block(const Conv2dGeometry& g, const Planes& s, const std::uint16_t* a, con
   alignas(64) float out[tile::kRows * tile::kRows];
   tile::detail::unroll<R * Q>([&]<int C>() { Tiles::template zero<C>(); });
   tile::detail::unroll<kTapGroups<Paired>>([&]<int T>() {
-    const std::int64_t shift = group_shift<Paired>(T, s.wp);
+    const std::int64_t shift = group_shift(Paired, T, s.wp);
     for (std::int64_t j = 0; j < chunks; ++j) {
       const std::uint16_t* filters = a + (((o / tile::kRows) * 9 + T) * chunks + j) * tile::kRows * 32;
       const std::uint32_t* b = planes + j * tile::kRows * s.plane + q + shift;
