@@ -1,7 +1,7 @@
 // Times the forward and the backward of single ops at the MNIST examples' shapes and of
-// ResNet-20's convolutions, for bench/run.py (bench/pytorch_op_bench.py does the same work
-// in PyTorch). Prints one JSON object per op: median milliseconds over the timed
-// repetitions.
+// ResNet-20's convolutions, batch norms and residual sums, for bench/run.py
+// (bench/pytorch_op_bench.py does the same work in PyTorch). Prints one JSON object per
+// op: median milliseconds over the timed repetitions.
 //   op_bench --threads N [--reps R] [--warmup W]
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -29,8 +29,12 @@ double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std
 std::string only;   // --only: time the ops whose name contains this
 bool bf16 = false;  // --autocast bf16: the forward under autocast
 
+/// With `bf16_input` under --autocast bf16 the op's first input is bfloat16, as a
+/// convolution's output is there (batch norm's input): cast from the float32 leaf before
+/// the forward is timed (the backward's time includes the cast's).
 void time_op(const std::string& name, const std::vector<Shape>& input_shapes,
-             const std::function<Tensor(const std::vector<Tensor>&)>& forward, int warmup, int reps) {
+             const std::function<Tensor(const std::vector<Tensor>&)>& forward, int warmup, int reps,
+             bool bf16_input = false) {
   if (name.find(only) == std::string::npos) return;
   std::vector<Tensor> inputs;
   for (const Shape& s : input_shapes) inputs.push_back(randn(s).requires_grad_());
@@ -38,11 +42,13 @@ void time_op(const std::string& name, const std::vector<Shape>& input_shapes,
   Tensor gy;
   for (int r = 0; r < warmup + reps; ++r) {
     for (Tensor& t : inputs) t.set_grad(Tensor());  // as optimizer.zero_grad() does
+    std::vector<Tensor> args = inputs;
+    if (bf16_input && bf16) args[0] = cast(args[0], DType::bfloat16);
     Clock::time_point t0 = Clock::now();
     Tensor y;
     {
       autocast scope(DeviceType::cpu, DType::bfloat16, bf16);
-      y = forward(inputs);
+      y = forward(args);
     }
     const double f = ms_since(t0);
     if (!gy.defined() && y.dim() > 0) gy = randn(y.shape()).to(y.dtype());  // (bfloat16 from conv2d under autocast)
@@ -121,5 +127,19 @@ int main(int argc, char** argv) {
   time_op("resnet20.conv_7", {{128, 64, 7, 7}, {64, 64, 3, 3}}, conv_sp(1, 1), warmup, reps);
   time_op("resnet20.down_conv", {{128, 16, 28, 28}, {32, 16, 3, 3}}, conv_sp(2, 1), warmup, reps);
   time_op("resnet20.shortcut", {{128, 16, 28, 28}, {32, 16, 1, 1}}, conv_sp(2, 0), warmup, reps);
+  // The first stage's batch norms (with the ReLU after the block's first convolution,
+  // without it after the second) and its residual sum with the ReLU after it.
+  Tensor running_mean = zeros({16}), running_var = ones({16});
+  const auto bn = [&](bool relu) {
+    return [&, relu](const std::vector<Tensor>& in) {
+      return relu ? batch_norm_relu(in[0], running_mean, running_var, in[1], in[2])
+                  : batch_norm(in[0], running_mean, running_var, in[1], in[2]);
+    };
+  };
+  time_op("resnet20.bn_relu_28", {{128, 16, 28, 28}, {16}, {16}}, bn(true), warmup, reps, true);
+  time_op("resnet20.bn_28", {{128, 16, 28, 28}, {16}, {16}}, bn(false), warmup, reps, true);
+  time_op(
+      "resnet20.add_relu_28", {{128, 16, 28, 28}, {128, 16, 28, 28}},
+      [](const std::vector<Tensor>& in) { return add_relu(in[0], in[1]); }, warmup, reps);
   return 0;
 }

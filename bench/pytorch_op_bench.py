@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """PyTorch's side of bench/op_bench: forward and backward of single ops at the MNIST
-examples' shapes and of ResNet-20's convolutions, median milliseconds; one JSON object per
-op.
+examples' shapes and of ResNet-20's convolutions, batch norms and residual sums, median
+milliseconds; one JSON object per op.
 
   /usr/bin/python3 bench/pytorch_op_bench.py --threads 2 [--reps 30] [--warmup 5] [--tuned] [--only net.conv2] [--autocast bf16]
 
@@ -9,7 +9,8 @@ op.
 --autocast bf16: only the convolutions and linear layers (the ops CPU autocast runs in
 bfloat16), each forward inside torch.autocast('cpu', dtype=torch.bfloat16) from float32
 inputs and weights (so the casts are timed too, as in autocast training), the backward
-outside it; the JSON gets "autocast" and the output's "dtype"."""
+outside it, and ResNet-20's batch norms (from a bfloat16 input, a convolution's output
+there) and residual sums; the JSON gets "autocast" and the output's "dtype"."""
 import argparse
 import json
 import statistics
@@ -36,17 +37,20 @@ autocast = None if args.autocast == "off" else args.autocast
 impl = impl_name(args.tuned, autocast)
 
 
-def time_op(name, shapes, forward):
-    if args.only not in name or (autocast and forward not in product_ops):
+def time_op(name, shapes, forward, bf16_input=False):
+    if args.only not in name or (autocast and forward not in product_ops and forward not in activation_ops):
         return
     inputs = [torch.randn(*s, requires_grad=True) for s in shapes]
     fwd, bwd, gy = [], [], None
     for r in range(args.warmup + args.reps):
         for t in inputs:
             t.grad = None
+        # A bfloat16 first input, cast before the forward is timed (the backward's time
+        # includes the cast's), as op_bench does.
+        given = [inputs[0].to(torch.bfloat16)] + inputs[1:] if bf16_input and autocast else inputs
         t0 = time.perf_counter()
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast == "bf16"):
-            y = forward(inputs)
+            y = forward(given)
         f = time.perf_counter() - t0
         if gy is None and y.dim() > 0:
             gy = torch.randn_like(y)
@@ -66,7 +70,8 @@ def labels(n):
     return torch.tensor([(i * 7) % 10 for i in range(n)])
 
 
-product_ops = set()  # the ops autocast runs in bfloat16, the only ones timed under it
+product_ops = set()  # the ops autocast runs in bfloat16, timed under it
+activation_ops = set()  # and the ops timed under it beside them (ResNet-20's)
 
 
 def products(forward):
@@ -106,3 +111,23 @@ time_op("resnet20.conv_14", [(128, 32, 14, 14), (32, 32, 3, 3)], conv_sp(1, 1))
 time_op("resnet20.conv_7", [(128, 64, 7, 7), (64, 64, 3, 3)], conv_sp(1, 1))
 time_op("resnet20.down_conv", [(128, 16, 28, 28), (32, 16, 3, 3)], conv_sp(2, 1))
 time_op("resnet20.shortcut", [(128, 16, 28, 28), (32, 16, 1, 1)], conv_sp(2, 0))
+
+
+# The first stage's batch norms (with the ReLU after the block's first convolution, without
+# it after the second) and its residual sum with the ReLU after it.
+running_mean, running_var = torch.zeros(16), torch.ones(16)
+
+
+def bn(relu):
+    def forward(t):
+        y = F.batch_norm(t[0], running_mean, running_var, t[1], t[2], training=True)
+        return F.relu(y) if relu else y
+    activation_ops.add(forward)
+    return forward
+
+
+add_relu = lambda t: F.relu(t[0] + t[1])  # noqa: E731
+activation_ops.add(add_relu)
+time_op("resnet20.bn_relu_28", [(128, 16, 28, 28), (16,), (16,)], bn(True), bf16_input=True)
+time_op("resnet20.bn_28", [(128, 16, 28, 28), (16,), (16,)], bn(False), bf16_input=True)
+time_op("resnet20.add_relu_28", [(128, 16, 28, 28), (128, 16, 28, 28)], add_relu)

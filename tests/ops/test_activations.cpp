@@ -136,18 +136,21 @@ TEST_CASE("leaky_relu: NaN and infinities as PyTorch's, in the vectorised loop t
 TEST_CASE("add_relu: relu(a + b) in one op, the same bits forward and backward", "[ops][activations][gradcheck]") {
   for (const DType dtype : {DType::float32, DType::float64}) {
     INFO(dtype);
-    const Shape shape{3, 4, 5, 7};
-    // a also feeds a second term, so that add_relu's gradient is added to another; b is
-    // used once.
-    const auto run = [&](bool fused) {
-      const Tensor a = random_input(shape, 70, false, -2.0, 2.0).to(dtype).requires_grad_();
-      const Tensor b = random_input(shape, 71, false, -2.0, 2.0).to(dtype).requires_grad_();
-      const Tensor y = fused ? add_relu(a, b) : relu(add(a, b));
-      CHECK(y.grad_fn()->name() == std::string(fused ? "add_relu" : "relu"));
-      add(sum(mul(y, random_input(shape, 72, false).to(dtype))), sum(mul(a, a))).backward();
-      return std::vector<std::vector<double>>{values(y), values(a.grad()), values(b.grad())};
-    };
-    CHECK(run(true) == run(false));
+    // More elements than one parallel chunk. a also feeds a second term, so that add_relu's
+    // gradient is added to another; b is used once, or needs no gradient.
+    const Shape shape{3, 4, 50, 60};
+    for (const bool b_grad : {true, false}) {
+      const auto run = [&](bool fused) {
+        const Tensor a = random_input(shape, 70, false, -2.0, 2.0).to(dtype).requires_grad_();
+        const Tensor b = random_input(shape, 71, false, -2.0, 2.0).to(dtype).requires_grad_(b_grad);
+        const Tensor y = fused ? add_relu(a, b) : relu(add(a, b));
+        CHECK(y.grad_fn()->name() == std::string(fused ? "add_relu" : "relu"));
+        add(sum(mul(y, random_input(shape, 72, false).to(dtype))), sum(mul(a, a))).backward();
+        return std::vector<std::vector<double>>{values(y), values(a.grad()),
+                                                b_grad ? values(b.grad()) : std::vector<double>{}};
+      };
+      CHECK(run(true) == run(false));
+    }
   }
   // One operand twice: both gradients land on it.
   const Tensor x = random_input({2, 9}, 73, false).requires_grad_(), x2 = x.detach().requires_grad_();

@@ -144,6 +144,22 @@ struct AddReluForward {
   T* y;
   TINYNET_HOST_DEVICE void operator()(std::int64_t i) const { y[i] = Relu{}.forward(a[i] + b[i]); }
 };
+/// add_relu's backward: both operands' gradients, gy where y > 0, in one pass over y and
+/// gy. da or db is null where that operand needs none; each is written, or added to with
+/// acc_a / acc_b.
+template <typename T>
+struct AddReluBackward {
+  const T* y;
+  const T* g;
+  T* da;
+  T* db;
+  bool acc_a, acc_b;
+  TINYNET_HOST_DEVICE void operator()(std::int64_t i) const {
+    const T d = Relu{}.backward(g[i], T(0), y[i]);
+    if (da) da[i] = acc_a ? T(da[i] + d) : d;
+    if (db) db[i] = acc_b ? T(db[i] + d) : d;
+  }
+};
 struct Sigmoid {  // dy/dx = y (1 - y)
   static constexpr const char* kName = "sigmoid";
   static constexpr bool kSavesX = false, kSavesY = true;

@@ -233,15 +233,14 @@ class AddReluNode final : public autograd::Node {
   void release() override { y_ = Tensor(); }
 
   void backward(const Tensor& gy) override {
-    for (std::size_t i = 0; i < 2; ++i) {
-      if (!needs_input_grad(i)) continue;
-      const autograd::GradSlot slot = input_grad(i);
-      dispatch(gy, name(), [&]<typename T>(auto be) {
-        for_each_index(be, gy.numel(),
-                       backend::UnaryBackward<backend::Relu, T>{
-                           {}, nullptr, y_.data<T>(), gy.data<T>(), slot.grad.data<T>(), slot.accumulate});
-      });
-    }
+    autograd::GradSlot sa, sb;  // both in one pass over y and gy
+    if (needs_input_grad(0)) sa = input_grad(0);
+    if (needs_input_grad(1)) sb = input_grad(1);
+    dispatch(gy, name(), [&]<typename T>(auto be) {
+      for_each_index(be, gy.numel(),
+                     backend::AddReluBackward<T>{y_.data<T>(), gy.data<T>(), sa.template data_or_null<T>(),
+                                                 sb.template data_or_null<T>(), sa.accumulate, sb.accumulate});
+    });
   }
 
  private:

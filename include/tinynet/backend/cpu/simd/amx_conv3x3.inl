@@ -258,6 +258,17 @@ void weight_grad(const Conv2dGeometry& g, std::int64_t count, Input<X> in, Input
   const std::int64_t span = (g.oh * s.wp + kPixels - 1) / kPixels * kPixels;
   Scratch<std::uint16_t> rows(count * g.c * s.plane), gy_rows(g.out_c * span);
   Scratch<std::uint32_t> gy_pairs(count * span / 2 * g.out_c);
+  // Up to 32 words in one masked move, bfloat16 as it is or float32 rounded.
+  const auto words = [&](std::uint16_t* dst, const auto* src, std::int64_t n) {
+    for (std::int64_t j = 0; j < n; j += kPixels) {
+      const std::int64_t left = std::min(kPixels, n - j);
+      const auto m = static_cast<__mmask32>(left >= 32 ? ~0u : (1u << left) - 1u);
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(*src)>, bfloat16>)
+        _mm512_mask_storeu_epi16(dst + j, m, _mm512_maskz_loadu_epi16(m, src + j));
+      else
+        _mm512_mask_storeu_epi16(dst + j, m, bf16::detail::convert32(src + j, left));
+    }
+  };
   // The samples' input as padded bfloat16 rows (each plane's padding zeroed as its rows are
   // written), and their output gradient as pixel pairs (zero outside the output).
   std::memset(gy_rows.data(), 0, static_cast<std::size_t>(g.out_c * span) * sizeof(std::uint16_t));
@@ -268,23 +279,14 @@ void weight_grad(const Conv2dGeometry& g, std::int64_t count, Input<X> in, Input
       std::fill(plane, plane + first, std::uint16_t{0});
       std::fill(plane + last, plane + s.plane, std::uint16_t{0});
       for (std::int64_t iy = 0; iy < g.h; ++iy) {
-        const X* src = in.x + n * in.sample + ci * in.channel + iy * g.w;
         std::uint16_t* dst = plane + first + iy * s.wp;
         if (iy + 1 < g.h) std::fill(dst + g.w, dst + s.wp, std::uint16_t{0});  // this row's and the next's padding
-        for (std::int64_t j = 0; j < g.w; j += kPixels) {
-          const std::int64_t left = std::min(kPixels, g.w - j);
-          const auto m = static_cast<__mmask32>(left >= 32 ? ~0u : (1u << left) - 1u);
-          if constexpr (std::is_same_v<X, bfloat16>)
-            _mm512_mask_storeu_epi16(dst + j, m, _mm512_maskz_loadu_epi16(m, src + j));
-          else
-            _mm512_mask_storeu_epi16(dst + j, m, bf16::detail::convert32(src + j, left));
-        }
+        words(dst, in.x + n * in.sample + ci * in.channel + iy * g.w, g.w);
       }
     }
     for (std::int64_t o = 0; o < g.out_c; ++o)
       for (std::int64_t oy = 0; oy < g.oh; ++oy)
-        std::memcpy(gy_rows.data() + o * span + oy * s.wp, gy.x + n * gy.sample + o * gy.channel + oy * g.ow,
-                    static_cast<std::size_t>(g.ow) * sizeof(bfloat16));
+        words(gy_rows.data() + o * span + oy * s.wp, gy.x + n * gy.sample + o * gy.channel + oy * g.ow, g.ow);
     bf16::detail::transpose_words(g.out_c, span / 2, reinterpret_cast<const std::uint32_t*>(gy_rows.data()), span / 2,
                                   gy_pairs.data() + n * span / 2 * g.out_c, g.out_c);
   }
