@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <tuple>
 
 #include "op_testing.hpp"
 
@@ -136,27 +137,35 @@ TEST_CASE("leaky_relu: NaN and infinities as PyTorch's, in the vectorised loop t
 TEST_CASE("add_relu: relu(a + b) in one op, the same bits forward and backward", "[ops][activations][gradcheck]") {
   for (const DType dtype : {DType::float32, DType::float64}) {
     INFO(dtype);
-    // More elements than one parallel chunk. a also feeds a second term, so that add_relu's
-    // gradient is added to another; b is used once, or needs no gradient.
+    // More elements than one parallel chunk. Each operand needs a gradient or not; where a
+    // also feeds a second term, add_relu's gradient for it is added to that term's
+    // (whose node runs first), else written.
     const Shape shape{3, 4, 50, 60};
-    for (const bool b_grad : {true, false}) {
+    for (const auto& [a_grad, b_grad, a_twice] : {std::tuple{true, true, true}, std::tuple{true, false, true},
+                                                  std::tuple{false, true, false}, std::tuple{true, true, false}}) {
+      INFO("a needs a gradient: " << a_grad << ", b: " << b_grad << ", a feeds a second term: " << a_twice);
       const auto run = [&](bool fused) {
-        const Tensor a = random_input(shape, 70, false, -2.0, 2.0).to(dtype).requires_grad_();
+        const Tensor a = random_input(shape, 70, false, -2.0, 2.0).to(dtype).requires_grad_(a_grad);
         const Tensor b = random_input(shape, 71, false, -2.0, 2.0).to(dtype).requires_grad_(b_grad);
         const Tensor y = fused ? add_relu(a, b) : relu(add(a, b));
         CHECK(y.grad_fn()->name() == std::string(fused ? "add_relu" : "relu"));
-        add(sum(mul(y, random_input(shape, 72, false).to(dtype))), sum(mul(a, a))).backward();
-        return std::vector<std::vector<double>>{values(y), values(a.grad()),
+        Tensor loss = sum(mul(y, random_input(shape, 72, false).to(dtype)));
+        if (a_twice) loss = add(loss, sum(mul(a, a)));
+        loss.backward();
+        return std::vector<std::vector<double>>{values(y), a_grad ? values(a.grad()) : std::vector<double>{},
                                                 b_grad ? values(b.grad()) : std::vector<double>{}};
       };
       CHECK(run(true) == run(false));
     }
   }
-  // One operand twice: both gradients land on it.
-  const Tensor x = random_input({2, 9}, 73, false).requires_grad_(), x2 = x.detach().requires_grad_();
-  sum(add_relu(x, x)).backward();
-  sum(relu(add(x2, x2))).backward();
-  CHECK(values(x.grad()) == values(x2.grad()));
+  // One operand twice: both gradients land on it, here over more than one parallel chunk,
+  // and added to a gradient it already has.
+  const Tensor x = random_input({3, 4, 50, 60}, 73, false).requires_grad_(), x2 = x.detach().requires_grad_();
+  for (int pass = 0; pass < 2; ++pass) {
+    sum(add_relu(x, x)).backward();
+    sum(relu(add(x2, x2))).backward();
+    CHECK(values(x.grad()) == values(x2.grad()));
+  }
   check_gradients([](std::span<const Tensor> in) { return add_relu(in[0], in[1]); },
                   {away_from_zero({2, 3, 4}, 74), random_input({2, 3, 4}, 75, true, -0.01, 0.01)});
   // Broadcasting and bfloat16 operands take the two ops.

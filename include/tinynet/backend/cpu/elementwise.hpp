@@ -50,7 +50,7 @@ namespace detail {
 
 /// d[i] (+)= g[i] where y[i] > 0, over [lo, hi). Relu's rule takes g[i] as an argument, so
 /// it is read for every element and the loop vectorizes; `y[i] > 0 ? g[i] : 0` reads it
-/// only where y[i] > 0, which kept a branch per element (several times slower).
+/// only where y[i] > 0, which compiles to a branch per element (several times slower).
 template <typename T>
 void relu_grad_run(const T* y, const T* g, T* d, std::int64_t lo, std::int64_t hi, bool accumulate) {
   if (accumulate) {
@@ -62,13 +62,17 @@ void relu_grad_run(const T* y, const T* g, T* d, std::int64_t lo, std::int64_t h
 
 }  // namespace detail
 
-/// add_relu's backward: per chunk of y and gy (in cache after the first), a plain loop for
-/// each operand's gradient.
+/// add_relu's backward: a plain loop for each operand's gradient over blocks of y and gy
+/// small enough to stay in L1 for the second loop (a thread's chunk can be far larger).
 template <typename T>
 void for_each_index(Tag, std::int64_t n, const AddReluBackward<T>& f) {
+  constexpr std::int64_t kBlock = 2048;  // 8 KB of each of y and gy in float32
   parallel_for(n, kElementwiseGrain, [&f](std::int64_t lo, std::int64_t hi) {
-    if (f.da != nullptr) detail::relu_grad_run(f.y, f.g, f.da, lo, hi, f.acc_a);
-    if (f.db != nullptr) detail::relu_grad_run(f.y, f.g, f.db, lo, hi, f.acc_b);
+    for (std::int64_t from = lo; from < hi; from += kBlock) {
+      const std::int64_t to = std::min(hi, from + kBlock);
+      if (f.da != nullptr) detail::relu_grad_run(f.y, f.g, f.da, from, to, f.acc_a);
+      if (f.db != nullptr) detail::relu_grad_run(f.y, f.g, f.db, from, to, f.acc_b);
+    }
   });
 }
 

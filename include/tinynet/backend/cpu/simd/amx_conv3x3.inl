@@ -54,7 +54,7 @@ constexpr std::pair<int, int> group_taps(bool paired, int group) {
   if (!paired) return {group, -1};
   return group % 2 == 0 ? std::pair{group / 2 * 3, group / 2 * 3 + 1} : std::pair{group / 2 * 3 + 2, -1};
 }
-inline std::int64_t group_shift(bool paired, int group, std::int64_t wp) {
+constexpr std::int64_t group_shift(bool paired, int group, std::int64_t wp) {
   const int tap = group_taps(paired, group).first;
   return tap / 3 * wp + tap % 3;
 }
