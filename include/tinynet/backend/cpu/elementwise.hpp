@@ -23,55 +23,49 @@ void for_each_index(Tag, std::int64_t n, const F& f) {
   });
 }
 
-/// A unary op's backward: the loop above, with the saved tensors chosen at compile time and
-/// `accumulate` once per chunk, so that it vectorizes (dx may be g itself, never offset from
-/// it). Through the generic loop, ReLU's backward was a branch per element, 20 times slower
-/// than its forward on random signs (docs/performance.md).
-template <typename Op, typename T>
-void for_each_index(Tag, std::int64_t n, const UnaryBackward<Op, T>& f) {
-  using C = compute_t<T>;
-  parallel_for(n, kElementwiseGrain, [&f](std::int64_t lo, std::int64_t hi) {
-    const Op op = f.op;
-    const T *x = f.x, *y = f.y, *g = f.g;
-    T* dx = f.dx;
-    const auto d = [&](std::int64_t i) {
-      return op.template backward<C>(static_cast<C>(g[i]), Op::kSavesX ? static_cast<C>(x[i]) : C(0),
-                                     Op::kSavesY ? static_cast<C>(y[i]) : C(0));
-    };
-    if (f.accumulate) {
-      TINYNET_INDEPENDENT_ITERATIONS for (std::int64_t i = lo; i < hi; ++i) dx[i] = T(static_cast<C>(dx[i]) + d(i));
-    } else {
-      TINYNET_INDEPENDENT_ITERATIONS for (std::int64_t i = lo; i < hi; ++i) dx[i] = T(d(i));
-    }
-  });
-}
-
 namespace detail {
 
-/// d[i] (+)= g[i] where y[i] > 0, over [lo, hi). Relu's rule takes g[i] as an argument, so
-/// it is read for every element and the loop vectorizes; `y[i] > 0 ? g[i] : 0` reads it
-/// only where y[i] > 0, which compiles to a branch per element (several times slower).
-template <typename T>
-void relu_grad_run(const T* y, const T* g, T* d, std::int64_t lo, std::int64_t hi, bool accumulate) {
-  if (accumulate) {
-    TINYNET_INDEPENDENT_ITERATIONS for (std::int64_t i = lo; i < hi; ++i) d[i] += Relu{}.backward(g[i], T(0), y[i]);
+/// A unary op's backward over [lo, hi): the saved tensors chosen at compile time, everything
+/// a local and `accumulate` tested once, so that the loop vectorizes (dx may be g itself,
+/// never offset from it). Through the generic loop, ReLU's backward was a branch per
+/// element, 20 times slower than its forward on random signs (docs/performance.md).
+template <typename Op, typename T>
+void unary_backward_run(const UnaryBackward<Op, T>& f, std::int64_t lo, std::int64_t hi) {
+  using C = compute_t<T>;
+  const Op op = f.op;
+  const T *x = f.x, *y = f.y, *g = f.g;
+  T* dx = f.dx;
+  const auto d = [&](std::int64_t i) {
+    return op.template backward<C>(static_cast<C>(g[i]), Op::kSavesX ? static_cast<C>(x[i]) : C(0),
+                                   Op::kSavesY ? static_cast<C>(y[i]) : C(0));
+  };
+  if (f.accumulate) {
+    TINYNET_INDEPENDENT_ITERATIONS for (std::int64_t i = lo; i < hi; ++i) dx[i] = T(static_cast<C>(dx[i]) + d(i));
   } else {
-    TINYNET_INDEPENDENT_ITERATIONS for (std::int64_t i = lo; i < hi; ++i) d[i] = Relu{}.backward(g[i], T(0), y[i]);
+    TINYNET_INDEPENDENT_ITERATIONS for (std::int64_t i = lo; i < hi; ++i) dx[i] = T(d(i));
   }
 }
 
 }  // namespace detail
 
-/// add_relu's backward: a plain loop for each operand's gradient over blocks of y and gy
-/// small enough to stay in L1 for the second loop (a thread's chunk can be far larger).
+/// A unary op's backward: unary_backward_run per parallel chunk.
+template <typename Op, typename T>
+void for_each_index(Tag, std::int64_t n, const UnaryBackward<Op, T>& f) {
+  parallel_for(n, kElementwiseGrain, [&f](std::int64_t lo, std::int64_t hi) { detail::unary_backward_run(f, lo, hi); });
+}
+
+/// add_relu's backward: ReLU's backward loop for each operand's gradient over blocks of y
+/// and gy small enough to stay in L1 for the second loop (a thread's chunk can be far
+/// larger).
 template <typename T>
 void for_each_index(Tag, std::int64_t n, const AddReluBackward<T>& f) {
   constexpr std::int64_t kBlock = 2048;  // 8 KB of each of y and gy in float32
+  using Grad = UnaryBackward<Relu, T>;
   parallel_for(n, kElementwiseGrain, [&f](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t from = lo; from < hi; from += kBlock) {
       const std::int64_t to = std::min(hi, from + kBlock);
-      if (f.da != nullptr) detail::relu_grad_run(f.y, f.g, f.da, from, to, f.acc_a);
-      if (f.db != nullptr) detail::relu_grad_run(f.y, f.g, f.db, from, to, f.acc_b);
+      if (f.da != nullptr) detail::unary_backward_run(Grad{{}, nullptr, f.y, f.g, f.da, f.acc_a}, from, to);
+      if (f.db != nullptr) detail::unary_backward_run(Grad{{}, nullptr, f.y, f.g, f.db, f.acc_b}, from, to);
     }
   });
 }
