@@ -125,22 +125,27 @@ struct Runs {
   }
 };
 
-/// Output channels [o, o + 16 R) by the 16 Q pixels of the padded grid from q, of one sample
-/// (R x Q <= 4 tiles of sums), the taps grouped as paired_taps says (Paired). A's tiles
-/// alternate between 4 and 5 group by group where R is 1,
-/// B's between 6 and 7, so that a load need not wait for the product before it.
-template <class Tiles, int R, int Q, bool Paired, typename Y>
-void block(const Conv2dGeometry& g, const Planes& s, const std::uint16_t* a, const std::uint32_t* planes,
-           std::int64_t o, std::int64_t q, const float* bias, bool relu, bool accumulate, Y* y) {
+/// A block: output channels [o, o + 16 R) by the 16 Q pixels of the padded grid from q, of
+/// one sample (R x Q <= 4 tiles of sums).
+template <int R, int Q>
+struct Block {
   static_assert(R * Q <= 4, "sums in tiles 0-3");
+  std::int64_t o, q;
+};
+
+/// The block's sums into tiles 0 to R Q - 1, the taps grouped as paired_taps says (Paired).
+/// A's tiles alternate between 4 and 5 group by group where R is 1, B's between 6 and 7, so
+/// that a load need not wait for the product before it.
+template <class Tiles, bool Paired, int R, int Q>
+void multiply(const Conv2dGeometry& g, const Planes& s, const std::uint16_t* a, const std::uint32_t* planes,
+              Block<R, Q> blk) {
   const std::int64_t chunks = (g.c + 31) / 32;
-  alignas(64) float out[tile::kRows * tile::kRows];
   tile::detail::unroll<R * Q>([&]<int C>() { Tiles::template zero<C>(); });
   tile::detail::unroll<kTapGroups<Paired>>([&]<int T>() {
     const std::int64_t shift = group_shift(Paired, T, s.wp);
     for (std::int64_t j = 0; j < chunks; ++j) {
-      const std::uint16_t* filters = a + (((o / tile::kRows) * 9 + T) * chunks + j) * tile::kRows * 32;
-      const std::uint32_t* b = planes + j * tile::kRows * s.plane + q + shift;
+      const std::uint16_t* filters = a + (((blk.o / tile::kRows) * 9 + T) * chunks + j) * tile::kRows * 32;
+      const std::uint32_t* b = planes + j * tile::kRows * s.plane + blk.q + shift;
       tile::detail::unroll<R>([&]<int I>() {
         constexpr int A = R == 1 ? 4 + T % 2 : 4 + I;
         Tiles::template load<A>(filters + I * 9 * chunks * tile::kRows * 32, tile::kRowBytes);
@@ -154,27 +159,44 @@ void block(const Conv2dGeometry& g, const Planes& s, const std::uint16_t* a, con
       });
     }
   });
+}
+
+/// A block's sums as stored from its tiles: tile Q I + J's 16 rows (output channels) of 16
+/// pixels.
+template <int R, int Q>
+struct Sums {
+  Block<R, Q> blk;
+  alignas(64) float v[R * Q][tile::kRows * tile::kRows];
+  template <class Tiles>
+  void store(Block<R, Q> b) {
+    blk = b;
+    tile::detail::unroll<R * Q>([&]<int C>() { Tiles::template store<C>(v[C], tile::kRowBytes); });
+  }
+};
+
+/// The sums' pixels inside the output to y (+ bias, then ReLU), each run of a row's lanes
+/// stored where it goes by a masked store from the lanes' own position (no lanes moved).
+template <int R, int Q, typename Y>
+void write(const Conv2dGeometry& g, std::int64_t wp, const Sums<R, Q>& sums, const float* bias, bool relu,
+           bool accumulate, Y* y) {
   tile::detail::unroll<Q>([&]<int J>() {
-    const Runs runs(g, s.wp, q + J * tile::kRows);
-    if (runs.count == 0) return;
-    tile::detail::unroll<R>([&]<int I>() {
-      Tiles::template store<Q * I + J>(out, tile::kRowBytes);
-      for (std::int64_t r = 0; r < tile::kRows; ++r) {
-        const std::int64_t oc = o + tile::kRows * I + r;
-        Vec v = Vec::load(out + tile::kRows * r);
-        if (bias != nullptr) v = v + Vec::set1(bias[oc]);
-        if (relu) v = TINYNET_ISA_NAMESPACE::relu(v);
-        for (int k = 0; k < runs.count; ++k) {
-          const auto& run = runs.run[k];
-          const Mask lanes = TINYNET_ISA_NAMESPACE::detail::lanes_between(run.lo, run.hi);
-          const Mask first = TINYNET_ISA_NAMESPACE::detail::lanes_between(0, run.hi - run.lo);
-          Y* to = y + (oc * g.oh + run.oy) * g.ow + run.ox;
-          Vec moved{_mm512_maskz_compress_ps(lanes, v.v)};
-          if (accumulate) moved = load_elems(to, first) + moved;
-          store_elems(to, first, moved);
+    const Runs runs(g, wp, sums.blk.q + J * tile::kRows);
+    for (int k = 0; k < runs.count; ++k) {
+      const auto& run = runs.run[k];
+      const Mask lanes = TINYNET_ISA_NAMESPACE::detail::lanes_between(run.lo, run.hi);
+      // Lane l of the run goes to column ox + l - lo of output row oy (the other lanes untouched).
+      Y* const to = y + (sums.blk.o * g.oh + run.oy) * g.ow + run.ox - run.lo;
+      for (int i = 0; i < R; ++i)
+        for (std::int64_t r = 0; r < tile::kRows; ++r) {
+          const std::int64_t oc = sums.blk.o + tile::kRows * i + r;
+          Vec v = Vec::load(sums.v[Q * i + J] + tile::kRows * r);
+          if (bias != nullptr) v = v + Vec::set1(bias[oc]);
+          if (relu) v = TINYNET_ISA_NAMESPACE::relu(v);
+          Y* const at = to + (tile::kRows * i + r) * g.oh * g.ow;
+          if (accumulate) v = load_elems(at, lanes) + v;
+          store_elems(at, lanes, v);
         }
-      }
-    });
+    }
   });
 }
 
@@ -191,17 +213,26 @@ void convolve(const Conv2dGeometry& g, Input<X> in, const std::uint16_t* filters
     ScratchFloats buffer(s.floats());
     auto* planes = reinterpret_cast<std::uint32_t*>(buffer.data());
     std::memset(planes, 0, static_cast<std::size_t>(s.floats()) * sizeof(std::uint32_t));
+    Sums<2, 2> sums22;
+    Sums<1, 4> sums14;
     for (std::int64_t n = lo; n < hi; ++n) {
       lay_out(g, s, in.x + n * in.sample, in.channel, planes);
       Y* yn = y + n * g.out_c * g.oh * g.ow;
+      // Each block's sums are written out while the next block's products run on the tiles.
+      const auto row = [&]<bool Paired, int R, int Q>(std::int64_t o, Sums<R, Q>& sums) {
+        for (std::int64_t q = 0; q < pixels; q += Q * tile::kRows) {
+          multiply<Tiles, Paired>(g, s, filters, planes, Block<R, Q>{o, q});
+          if (q > 0) write(g, s.wp, sums, b, relu, accumulate, yn);
+          sums.template store<Tiles>(Block<R, Q>{o, q});
+        }
+        write(g, s.wp, sums, b, relu, accumulate, yn);
+      };
       const auto blocks = [&]<bool Paired>() {
         for (std::int64_t o = 0; o < g.out_c; o += 2 * tile::kRows) {
           if (o + tile::kRows < g.out_c)
-            for (std::int64_t q = 0; q < pixels; q += 2 * tile::kRows)
-              block<Tiles, 2, 2, Paired>(g, s, filters, planes, o, q, b, relu, accumulate, yn);
+            row.template operator()<Paired>(o, sums22);
           else
-            for (std::int64_t q = 0; q < pixels; q += 4 * tile::kRows)
-              block<Tiles, 1, 4, Paired>(g, s, filters, planes, o, q, b, relu, accumulate, yn);
+            row.template operator()<Paired>(o, sums14);
         }
       };
       if (paired_taps(g))
