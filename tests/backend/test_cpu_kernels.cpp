@@ -179,19 +179,54 @@ TEST_CASE("pack_rows: rows gathered into one run, several to a vector or one at 
     }
 }
 
+TEST_CASE("im2col and col2im at the level in use equal the portable loops bit for bit", "[backend][cpu]") {
+  using tinynet::backend::Conv2dGeometry;
+  // Stride 2 with rows of up to 32 inputs (split into even and odd elements once with
+  // AVX-512: padded by 1, an odd width, taps 2 either side, 1x1), wider rows, stride 1.
+  // col2im adds every column entry in im2col's order onto an input that is not zero, so
+  // that any other order of the sums would show; elements no entry read keep their bits (a
+  // -0 in column 1, which the 1x1 layer skips).
+  const Conv2dGeometry geometry[] = {
+      {1, 3, 28, 28, 1, 3, 3, 2, 2, 1, 1, 14, 14}, {1, 2, 9, 11, 1, 3, 3, 2, 2, 1, 1, 5, 6},
+      {1, 2, 10, 10, 1, 5, 5, 2, 2, 2, 2, 5, 5},   {1, 2, 14, 14, 1, 1, 1, 2, 2, 0, 0, 7, 7},
+      {1, 2, 32, 32, 1, 3, 3, 2, 2, 1, 1, 16, 16}, {1, 2, 37, 37, 1, 3, 3, 2, 2, 1, 1, 19, 19},
+      {1, 2, 8, 9, 1, 3, 3, 1, 1, 1, 1, 8, 9}};
+  for (std::size_t t = 0; t < std::size(geometry); ++t) {
+    const Conv2dGeometry& g = geometry[t];
+    INFO("case " << t);
+    const std::int64_t ld = g.col_cols() + 3, cols = g.col_rows() * ld;
+    const auto in = random_floats(static_cast<std::size_t>(g.c * g.h * g.w), 12);
+    std::vector<float> want(static_cast<std::size_t>(cols), kPad), got(want);
+    cpu::baseline::im2col(g, in.data(), want.data(), ld);
+    AT_LEVEL(im2col(g, in.data(), got.data(), ld));
+    REQUIRE(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)) == 0);
+
+    const auto col = random_floats(static_cast<std::size_t>(cols), 13);
+    std::vector<float> want_in = random_floats(in.size(), 14);
+    want_in[1] = -0.0f;
+    std::vector<float> got_in(want_in);
+    cpu::baseline::col2im_add(g, col.data(), ld, want_in.data());
+    AT_LEVEL(col2im_add(g, col.data(), ld, got_in.data()));
+    REQUIRE(std::memcmp(want_in.data(), got_in.data(), want_in.size() * sizeof(float)) == 0);
+  }
+}
+
 TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][cpu]") {
   using tinynet::backend::Conv2dGeometry;
   const tinynet::backend::cpu::Tag cpu;
   // Winograd F(2x2, 3x3) with padding; the one-channel direct kernel; im2col with output
   // rows of 8 packed two to a vector, samples side by side, and the dot-product kernel;
   // stride 2 (ResNet's downsampling 3x3 and 1x1 layers), rows of every other input column:
-  // output rows of 19 (with AVX-512 a vector and a tail) and of 16 (a whole vector only).
+  // output rows of 19 (with AVX-512 a vector and a tail) and of 16 (a whole vector only);
+  // with AVX-512 rows of up to 32 inputs split into even and odd elements once, for every
+  // tap (a 28-wide image padded by 1, an odd width, taps 2 either side of the centre).
   // {n, c, h, w, out_c, kh, kw, stride h, w, padding h, w, oh, ow}
   const Conv2dGeometry geometry[] = {
-      {2, 16, 6, 7, 17, 3, 3, 1, 1, 1, 1, 6, 7}, {2, 1, 9, 11, 5, 5, 5, 1, 1, 0, 0, 5, 7},
-      {3, 4, 12, 12, 6, 5, 5, 1, 1, 0, 0, 8, 8}, {2, 3, 37, 37, 4, 3, 3, 2, 2, 1, 1, 19, 19},
-      {2, 5, 14, 14, 6, 1, 1, 2, 2, 0, 0, 7, 7}, {1, 2, 32, 33, 3, 3, 3, 2, 2, 0, 0, 15, 16},
-      {1, 3, 16, 32, 2, 1, 1, 2, 2, 0, 0, 8, 16}};
+      {2, 16, 6, 7, 17, 3, 3, 1, 1, 1, 1, 6, 7},  {2, 1, 9, 11, 5, 5, 5, 1, 1, 0, 0, 5, 7},
+      {3, 4, 12, 12, 6, 5, 5, 1, 1, 0, 0, 8, 8},  {2, 3, 37, 37, 4, 3, 3, 2, 2, 1, 1, 19, 19},
+      {2, 5, 14, 14, 6, 1, 1, 2, 2, 0, 0, 7, 7},  {1, 2, 32, 33, 3, 3, 3, 2, 2, 0, 0, 15, 16},
+      {1, 3, 16, 32, 2, 1, 1, 2, 2, 0, 0, 8, 16}, {2, 4, 28, 28, 5, 3, 3, 2, 2, 1, 1, 14, 14},
+      {1, 3, 9, 11, 2, 3, 3, 2, 2, 1, 1, 5, 6},   {1, 2, 10, 10, 3, 5, 5, 2, 2, 2, 2, 5, 5}};
   // Winograd and the one-channel kernel exist at the avx2 and avx512 levels; at baseline
   // im2col + GEMM.
   CHECK(tinynet::backend::cpu::uses_winograd<float>(geometry[0]) == (cpu::isa() != cpu::Isa::baseline));

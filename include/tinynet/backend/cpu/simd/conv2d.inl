@@ -54,6 +54,69 @@ inline void valid_columns(const Conv2dGeometry& g, std::int64_t j, std::int64_t&
   x1 = std::max(x0, std::min(g.ow, (g.w + g.pw - j + g.sw - 1) / g.sw));
 }
 
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+/// Stride-2 columns whose input rows fit in two vectors and output rows in one (ResNet's
+/// downsampling of small images): each input row is split once into its even and odd
+/// elements, of which every tap's row is a shift, instead of a strided copy per tap (whose
+/// masks cost more than its data at these lengths). Up to kMaxTaps taps per row.
+inline constexpr std::int64_t kMaxTaps = 8;
+inline bool stride2_rows(const Conv2dGeometry& g) {
+  return g.sw == 2 && g.w <= 2 * kLanes && g.ow <= kLanes && g.kw <= kMaxTaps;
+}
+
+/// Tap j of a stride-2 row: output lane x reads input element 2x - pw + j, element x + shift
+/// of the row's odd or even elements, for the lanes [x0, x1) inside the input.
+struct Stride2Tap {
+  bool from_odd = false;
+  std::int64_t shift = 0, x0 = 0, x1 = 0;
+  Stride2Tap() = default;
+  Stride2Tap(const Conv2dGeometry& g, std::int64_t j) : from_odd(((j - g.pw) & 1) != 0), shift((j - g.pw) >> 1) {
+    valid_columns(g, j, x0, x1);
+  }
+  /// Every tap of g's rows.
+  static std::array<Stride2Tap, kMaxTaps> all(const Conv2dGeometry& g) {
+    std::array<Stride2Tap, kMaxTaps> taps;
+    for (std::int64_t j = 0; j < g.kw; ++j) taps[static_cast<std::size_t>(j)] = Stride2Tap(g, j);
+    return taps;
+  }
+  static __m512i iota() { return _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15); }
+  /// The tap's row from the input row's even and odd elements (lane x + shift of one of
+  /// them in lane x), zero outside the input.
+  Vec gather(Vec even, Vec odd) const {
+    const __m512i index = _mm512_add_epi32(iota(), _mm512_set1_epi32(static_cast<int>(shift)));
+    return {_mm512_maskz_permutexvar_ps(lanes_between(x0, x1), index, (from_odd ? odd : even).v)};
+  }
+  /// The adjoint: lane x of the tap's row v added to lane x + shift of even or odd, each
+  /// element added once, as a strided add would.
+  void scatter_add(Vec v, Vec& even, Vec& odd) const {
+    const __m512i index = _mm512_sub_epi32(iota(), _mm512_set1_epi32(static_cast<int>(shift)));
+    Vec& to = from_odd ? odd : even;
+    to = {_mm512_mask_add_ps(to.v, lanes_between(x0 + shift, x1 + shift), to.v, _mm512_permutexvar_ps(index, v.v))};
+  }
+};
+
+/// im2col for stride2_rows(g).
+inline void im2col_stride2(const Conv2dGeometry& g, const float* in, float* col, std::int64_t ld) {
+  const Mask lo = tail_mask(g.w), hi = lanes_between(0, g.w - kLanes), out = tail_mask(g.ow);
+  const auto taps = Stride2Tap::all(g);
+  for (std::int64_t ci = 0; ci < g.c; ++ci)
+    for (std::int64_t i = 0; i < g.kh; ++i) {
+      float* rows = col + (ci * g.kh + i) * g.kw * ld;  // tap (i, 0)'s
+      for (std::int64_t y = 0; y < g.oh; ++y) {
+        const std::int64_t iy = y * g.sh - g.ph + i;
+        if (iy < 0 || iy >= g.h) {
+          for (std::int64_t j = 0; j < g.kw; ++j) Vec::zero().store(rows + j * ld + y * g.ow, out);
+          continue;
+        }
+        const float* src = in + (ci * g.h + iy) * g.w;
+        Vec even, odd;
+        deinterleave(Vec::load(src, lo), Vec::load(src + kLanes, hi), even, odd);
+        for (std::int64_t j = 0; j < g.kw; ++j)
+          taps[static_cast<std::size_t>(j)].gather(even, odd).store(rows + j * ld + y * g.ow, out);
+      }
+    }
+}
+#endif
 }  // namespace detail
 
 /// col[(ci*kh + i)*kw + j, y*ow + x] = input[ci, y*sh - ph + i, x*sw - pw + j] (0 outside).
@@ -61,6 +124,11 @@ inline void valid_columns(const Conv2dGeometry& g, std::int64_t j, std::int64_t&
 /// sit side by side).
 template <typename T>
 void im2col(const Conv2dGeometry& g, const T* in, T* col, std::int64_t ld) {
+#if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
+  if constexpr (kVectorRuns<T>) {
+    if (detail::stride2_rows(g)) return detail::im2col_stride2(g, in, col, ld);
+  }
+#endif
   if (g.stride1_unpadded()) {
     for (std::int64_t ci = 0; ci < g.c; ++ci)
       for (std::int64_t i = 0; i < g.kh; ++i)
