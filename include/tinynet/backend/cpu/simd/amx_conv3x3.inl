@@ -10,7 +10,9 @@
 /// paired_taps).
 /// Each block of 16 output channels by 16 consecutive pixels of the padded grid sums its
 /// taps' products in one tile, and only the block's pixels inside the output are stored,
-/// rounded to the output's type. The products are those of the bfloat16-rounded operands
+/// rounded to the output's type: blocks take two sets of tiles in turn, so that one
+/// block's products run while the last one's tiles are stored and the one before is
+/// written out (convolve). The products are those of the bfloat16-rounded operands
 /// summed in float32, as every other route's; nothing else is written: on tiles, Winograd's
 /// transforms took more of ResNet-20's step than all its products (docs/performance.md).
 
@@ -126,21 +128,21 @@ struct Runs {
 };
 
 /// A block: output channels [o, o + 16 R) by the 16 Q pixels of the padded grid from q, of
-/// one sample (R x Q <= 4 tiles of sums).
+/// one sample (R x Q <= 2 tiles of sums: blocks in turn take tiles 0-1 and 2-3).
 template <int R, int Q>
 struct Block {
-  static_assert(R * Q <= 4, "sums in tiles 0-3");
+  static_assert(R * Q <= 2, "sums in tiles 0-1 or 2-3");
   std::int64_t o, q;
 };
 
-/// The block's sums into tiles 0 to R Q - 1, the taps grouped as paired_taps says (Paired).
-/// A's tiles alternate between 4 and 5 group by group where R is 1, B's between 6 and 7, so
-/// that a load need not wait for the product before it.
-template <class Tiles, bool Paired, int R, int Q>
+/// The block's sums into tile set Set (tiles 2 Set to 2 Set + R Q - 1), the taps grouped as
+/// paired_taps says (Paired). A's tiles alternate between 4 and 5 group by group where R is
+/// 1, B's between 6 and 7 where Q is 1, so that a load need not wait for the product before it.
+template <class Tiles, bool Paired, int Set, int R, int Q>
 void multiply(const Conv2dGeometry& g, const Planes& s, const std::uint16_t* a, const std::uint32_t* planes,
               Block<R, Q> blk) {
   const std::int64_t chunks = (g.c + 31) / 32;
-  tile::detail::unroll<R * Q>([&]<int C>() { Tiles::template zero<C>(); });
+  tile::detail::unroll<R * Q>([&]<int C>() { Tiles::template zero<2 * Set + C>(); });
   tile::detail::unroll<kTapGroups<Paired>>([&]<int T>() {
     const std::int64_t shift = group_shift(Paired, T, s.wp);
     for (std::int64_t j = 0; j < chunks; ++j) {
@@ -151,26 +153,27 @@ void multiply(const Conv2dGeometry& g, const Planes& s, const std::uint16_t* a, 
         Tiles::template load<A>(filters + I * 9 * chunks * tile::kRows * 32, tile::kRowBytes);
       });
       tile::detail::unroll<Q>([&]<int J>() {
-        Tiles::template load<6 + J % 2>(b + J * tile::kRows, 4 * s.plane);
+        constexpr int B = Q == 1 ? 6 + T % 2 : 6 + J;
+        Tiles::template load<B>(b + J * tile::kRows, 4 * s.plane);
         tile::detail::unroll<R>([&]<int I>() {
           constexpr int A = R == 1 ? 4 + T % 2 : 4 + I;
-          Tiles::template dot<Q * I + J, A, 6 + J % 2>();
+          Tiles::template dot<2 * Set + Q * I + J, A, B>();
         });
       });
     }
   });
 }
 
-/// A block's sums as stored from its tiles: tile Q I + J's 16 rows (output channels) of 16
+/// A block's sums as stored from its tile set: tile Q I + J's 16 rows (output channels) of 16
 /// pixels.
 template <int R, int Q>
 struct Sums {
   Block<R, Q> blk;
   alignas(64) float v[R * Q][tile::kRows * tile::kRows];
-  template <class Tiles>
+  template <class Tiles, int Set>
   void store(Block<R, Q> b) {
     blk = b;
-    tile::detail::unroll<R * Q>([&]<int C>() { Tiles::template store<C>(v[C], tile::kRowBytes); });
+    tile::detail::unroll<R * Q>([&]<int C>() { Tiles::template store<2 * Set + C>(v[C], tile::kRowBytes); });
   }
 };
 
@@ -213,26 +216,32 @@ void convolve(const Conv2dGeometry& g, Input<X> in, const std::uint16_t* filters
     ScratchFloats buffer(s.floats());
     auto* planes = reinterpret_cast<std::uint32_t*>(buffer.data());
     std::memset(planes, 0, static_cast<std::size_t>(s.floats()) * sizeof(std::uint32_t));
-    Sums<2, 2> sums22;
-    Sums<1, 4> sums14;
+    Sums<2, 1> sums21[2];
+    Sums<1, 2> sums12[2];
     for (std::int64_t n = lo; n < hi; ++n) {
       lay_out(g, s, in.x + n * in.sample, in.channel, planes);
       Y* yn = y + n * g.out_c * g.oh * g.ow;
-      // Each block's sums are written out while the next block's products run on the tiles.
-      const auto row = [&]<bool Paired, int R, int Q>(std::int64_t o, Sums<R, Q>& sums) {
-        for (std::int64_t q = 0; q < pixels; q += Q * tile::kRows) {
-          multiply<Tiles, Paired>(g, s, filters, planes, Block<R, Q>{o, q});
-          if (q > 0) write(g, s.wp, sums, b, relu, accumulate, yn);
-          sums.template store<Tiles>(Block<R, Q>{o, q});
+      // Block k's products run in tile set k % 2 while block k - 1's sums are stored from
+      // the other set, and block k - 2's are written out from memory (AVX-512): the tiles
+      // never wait for the stores, nor the stores for the products of the next block.
+      const auto row = [&]<bool Paired, int R, int Q>(std::int64_t o, Sums<R, Q>(&sums)[2]) {
+        constexpr std::int64_t step = Q * tile::kRows;
+        const auto next = [&]<int Set>(std::int64_t q) {  // block k at q, in set Set
+          if (q < pixels) multiply<Tiles, Paired, Set>(g, s, filters, planes, Block<R, Q>{o, q});
+          if (q >= step && q - step < pixels) sums[1 - Set].template store<Tiles, 1 - Set>(Block<R, Q>{o, q - step});
+          if (q >= 2 * step && q - 2 * step < pixels) write(g, s.wp, sums[Set], b, relu, accumulate, yn);
+        };
+        for (std::int64_t q = 0; q < pixels + 2 * step; q += 2 * step) {
+          next.template operator()<0>(q);
+          next.template operator()<1>(q + step);
         }
-        write(g, s.wp, sums, b, relu, accumulate, yn);
       };
       const auto blocks = [&]<bool Paired>() {
         for (std::int64_t o = 0; o < g.out_c; o += 2 * tile::kRows) {
           if (o + tile::kRows < g.out_c)
-            row.template operator()<Paired>(o, sums22);
+            row.template operator()<Paired>(o, sums21);
           else
-            row.template operator()<Paired>(o, sums14);
+            row.template operator()<Paired>(o, sums12);
         }
       };
       if (paired_taps(g))
