@@ -184,22 +184,24 @@ void write(const Conv2dGeometry& g, std::int64_t wp, const Sums<R, Q>& sums, con
            bool accumulate, Y* y) {
   tile::detail::unroll<Q>([&]<int J>() {
     const Runs runs(g, wp, sums.blk.q + J * tile::kRows);
-    for (int k = 0; k < runs.count; ++k) {
-      const auto& run = runs.run[k];
-      const Mask lanes = TINYNET_ISA_NAMESPACE::detail::lanes_between(run.lo, run.hi);
-      // Lane l of the run goes to column ox + l - lo of output row oy (the other lanes untouched).
-      Y* const to = y + (sums.blk.o * g.oh + run.oy) * g.ow + run.ox - run.lo;
-      for (int i = 0; i < R; ++i)
-        for (std::int64_t r = 0; r < tile::kRows; ++r) {
-          const std::int64_t oc = sums.blk.o + tile::kRows * i + r;
-          Vec v = Vec::load(sums.v[Q * i + J] + tile::kRows * r);
-          if (bias != nullptr) v = v + Vec::set1(bias[oc]);
-          if (relu) v = TINYNET_ISA_NAMESPACE::relu(v);
-          Y* const at = to + (tile::kRows * i + r) * g.oh * g.ow;
-          if (accumulate) v = load_elems(at, lanes) + v;
-          store_elems(at, lanes, v);
+    if (runs.count == 0) return;
+    for (int i = 0; i < R; ++i)
+      for (std::int64_t r = 0; r < tile::kRows; ++r) {
+        const std::int64_t oc = sums.blk.o + tile::kRows * i + r;
+        Vec v = Vec::load(sums.v[Q * i + J] + tile::kRows * r);
+        if (bias != nullptr) v = v + Vec::set1(bias[oc]);
+        if (relu) v = TINYNET_ISA_NAMESPACE::relu(v);
+        for (int k = 0; k < runs.count; ++k) {
+          const auto& run = runs.run[k];
+          const Mask lanes = TINYNET_ISA_NAMESPACE::detail::lanes_between(run.lo, run.hi);
+          // Lane l of the run goes to column ox + l - lo of output row oy; the address is
+          // that of lane 0, which only the masked lanes are stored from.
+          Y* const at = y + (oc * g.oh + run.oy) * g.ow + run.ox - run.lo;
+          Vec out = v;
+          if (accumulate) out = load_elems(at, lanes) + out;
+          store_elems(at, lanes, out);
         }
-    }
+      }
   });
 }
 

@@ -95,26 +95,70 @@ struct Stride2Tap {
   }
 };
 
-/// im2col for stride2_rows(g).
-inline void im2col_stride2(const Conv2dGeometry& g, const float* in, float* col, std::int64_t ld) {
-  const Mask lo = tail_mask(g.w), hi = lanes_between(0, g.w - kLanes), out = tail_mask(g.ow);
-  const auto taps = Stride2Tap::all(g);
+/// Calls row(input_row, y, rows) for every tap row i of every output row y of every channel
+/// of g whose input row lies inside the image (input_row: the row's index among the
+/// channels' rows; rows: the channel's columns from tap (i, 0)'s row, ld apart), and
+/// skipped(y, rows) for the others: im2col's columns and col2im's adjoint walk the same
+/// rows in the same order.
+template <typename C, typename Row, typename Skipped>
+void for_each_stride2_row(const Conv2dGeometry& g, C* col, std::int64_t ld, Row&& row, Skipped&& skipped) {
   for (std::int64_t ci = 0; ci < g.c; ++ci)
     for (std::int64_t i = 0; i < g.kh; ++i) {
-      float* rows = col + (ci * g.kh + i) * g.kw * ld;  // tap (i, 0)'s
+      C* rows = col + (ci * g.kh + i) * g.kw * ld;
       for (std::int64_t y = 0; y < g.oh; ++y) {
         const std::int64_t iy = y * g.sh - g.ph + i;
-        if (iy < 0 || iy >= g.h) {
-          for (std::int64_t j = 0; j < g.kw; ++j) Vec::zero().store(rows + j * ld + y * g.ow, out);
-          continue;
-        }
-        const float* src = in + (ci * g.h + iy) * g.w;
-        Vec even, odd;
-        deinterleave(Vec::load(src, lo), Vec::load(src + kLanes, hi), even, odd);
-        for (std::int64_t j = 0; j < g.kw; ++j)
-          taps[static_cast<std::size_t>(j)].gather(even, odd).store(rows + j * ld + y * g.ow, out);
+        if (iy < 0 || iy >= g.h)
+          skipped(y, rows);
+        else
+          row(ci * g.h + iy, y, rows);
       }
     }
+}
+
+/// Lanes of an input row in its first and second vector (lo, hi), and of an output row.
+struct Stride2Masks {
+  Mask lo, hi, out;
+  explicit Stride2Masks(const Conv2dGeometry& g)
+      : lo(tail_mask(g.w)), hi(lanes_between(0, g.w - kLanes)), out(tail_mask(g.ow)) {}
+};
+
+/// im2col for stride2_rows(g).
+inline void im2col_stride2(const Conv2dGeometry& g, const float* in, float* col, std::int64_t ld) {
+  const Stride2Masks m(g);
+  const auto taps = Stride2Tap::all(g);
+  for_each_stride2_row(
+      g, col, ld,
+      [&](std::int64_t input_row, std::int64_t y, float* rows) {
+        const float* src = in + input_row * g.w;
+        Vec even, odd;
+        deinterleave(Vec::load(src, m.lo), Vec::load(src + kLanes, m.hi), even, odd);
+        for (std::int64_t j = 0; j < g.kw; ++j)
+          taps[static_cast<std::size_t>(j)].gather(even, odd).store(rows + j * ld + y * g.ow, m.out);
+      },
+      [&](std::int64_t y, float* rows) {
+        for (std::int64_t j = 0; j < g.kw; ++j) Vec::zero().store(rows + j * ld + y * g.ow, m.out);
+      });
+}
+
+/// col2im_add for stride2_rows(g): each input row split the same way, every tap added into
+/// it in im2col's order (for an element: tap row i, then tap j), then interleaved back.
+inline void col2im_stride2(const Conv2dGeometry& g, const float* col, std::int64_t ld, float* in) {
+  const Stride2Masks m(g);
+  const auto taps = Stride2Tap::all(g);
+  for_each_stride2_row(
+      g, col, ld,
+      [&](std::int64_t input_row, std::int64_t y, const float* rows) {
+        float* dst = in + input_row * g.w;
+        Vec even, odd;
+        deinterleave(Vec::load(dst, m.lo), Vec::load(dst + kLanes, m.hi), even, odd);
+        for (std::int64_t j = 0; j < g.kw; ++j)
+          taps[static_cast<std::size_t>(j)].scatter_add(Vec::load(rows + j * ld + y * g.ow, m.out), even, odd);
+        Vec first, second;
+        interleave(even, odd, first, second);
+        first.store(dst, m.lo);
+        second.store(dst + kLanes, m.hi);
+      },
+      [](std::int64_t, const float*) {});
 }
 #endif
 }  // namespace detail

@@ -14,28 +14,7 @@ template <typename T>
 void col2im_add(const Conv2dGeometry& g, const T* col, std::int64_t ld, T* in) {
 #if TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX512
   if constexpr (kVectorRuns<T>) {
-    if (detail::stride2_rows(g)) {  // each input row split once, its taps added in im2col's order
-      const Mask lo = detail::tail_mask(g.w), hi = detail::lanes_between(0, g.w - kLanes),
-                 out = detail::tail_mask(g.ow);
-      const auto taps = detail::Stride2Tap::all(g);
-      for (std::int64_t ci = 0; ci < g.c; ++ci)
-        for (std::int64_t i = 0; i < g.kh; ++i)
-          for (std::int64_t y = 0; y < g.oh; ++y) {
-            const std::int64_t iy = y * g.sh - g.ph + i;
-            if (iy < 0 || iy >= g.h) continue;
-            T* dst = in + (ci * g.h + iy) * g.w;
-            Vec even, odd;
-            deinterleave(Vec::load(dst, lo), Vec::load(dst + kLanes, hi), even, odd);
-            for (std::int64_t j = 0; j < g.kw; ++j)
-              taps[static_cast<std::size_t>(j)].scatter_add(
-                  Vec::load(col + ((ci * g.kh + i) * g.kw + j) * ld + y * g.ow, out), even, odd);
-            Vec first, second;
-            interleave(even, odd, first, second);
-            first.store(dst, lo);
-            second.store(dst + kLanes, hi);
-          }
-      return;
-    }
+    if (detail::stride2_rows(g)) return detail::col2im_stride2(g, col, ld, in);
   }
 #endif
   for (std::int64_t ci = 0; ci < g.c; ++ci)
