@@ -1,0 +1,173 @@
+// Times AMX tile products fed by the operand layouts of the direct 3x3 convolutions
+// (backend/cpu/simd/amx_conv3x3.inl) and of their alternatives, on data in cache: where a
+// tile load's 16 rows of 64 bytes start inside a cache line, each row reads two lines. One
+// thread; prints one JSON object per layout: median nanoseconds per tile product over the
+// repetitions. Reports itself skipped on a CPU (or OS) without AMX.
+//   tile_loads [--reps R]
+#include <immintrin.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <tinynet/backend/cpu/isa.hpp>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct alignas(64) TileConfig {  // palette 1: every tile 16 rows of 64 bytes
+  std::uint8_t palette = 1, start_row = 0, reserved[14] = {};
+  std::uint16_t bytes_per_row[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+  std::uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+};
+
+// ResNet-20's first stage: 16 channels, a 28x28 image on a grid 30 pixels wide.
+constexpr std::int64_t kWidth = 30, kPixels = 28 * kWidth, kPlane = 31 * kWidth + 66;
+constexpr std::int64_t kTaps[6] = {0, 2, kWidth, kWidth + 2, 2 * kWidth, 2 * kWidth + 2};  // paired taps' shifts
+
+/// 64-byte aligned bfloat16 ones (any finite value times the same: the time does not depend on it).
+std::vector<std::uint16_t> ones(std::int64_t words) { return std::vector<std::uint16_t>(words + 32, 0x3f80); }
+template <typename T>
+T* aligned(std::vector<std::uint16_t>& v) {
+  return reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(v.data()) + 63) & ~std::uintptr_t{63});
+}
+
+/// Median ns per product of `pass` (which returns its products) over `reps` passes.
+template <typename Pass>
+double time_products(int reps, Pass pass) {
+  std::vector<double> ns;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = Clock::now();
+    const std::int64_t products = pass();
+    ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(products));
+  }
+  std::sort(ns.begin(), ns.end());
+  return ns[ns.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"AMX tile products by operand layout, one thread"};
+  int reps = 15;
+  app.add_option("--reps", reps)->check(CLI::Range(1, 100000));
+  CLI11_PARSE(app, argc, argv);
+  if (tinynet::backend::cpu::isa() != tinynet::backend::cpu::Isa::amx) {
+    std::printf("{\"skipped\": \"no AMX tiles on this CPU or granted by its OS\"}\n");
+    return 0;
+  }
+  static constexpr TileConfig config{};
+  _tile_loadconfig(&config);
+  constexpr int kSweeps = 50;  // passes over the image per repetition
+  auto weights = ones(6 * 512), planes = ones(2 * 16 * kPlane), rows = ones(16 * 2 * kPlane),
+       pairs = ones(2 * 2 * kPlane * 16), channels_last = ones(kPlane * 16);
+  const auto* w = aligned<std::uint16_t>(weights);
+  const auto* p = aligned<std::uint32_t>(planes);
+  const auto* r = aligned<std::uint16_t>(rows);
+  const auto* x = aligned<std::uint32_t>(pairs);
+  const auto* cl = aligned<std::uint16_t>(channels_last);
+  alignas(64) float sums[256];
+  const auto report = [](const char* layout, double ns) {
+    std::printf("{\"layout\": \"%s\", \"ns_per_product\": %.2f}\n", layout, ns);
+  };
+
+  report("products alone", time_products(reps, [&] {
+           _tile_loadd(4, w, 64);
+           _tile_loadd(6, w + 512, 64);
+           for (int i = 0; i < kSweeps * 81; ++i) {
+             _tile_dpbf16ps(0, 4, 6);
+             _tile_dpbf16ps(1, 4, 6);
+             _tile_dpbf16ps(2, 4, 6);
+           }
+           _tile_stored(0, sums, 64);
+           return std::int64_t{kSweeps} * 81 * 3;
+         }));
+  // The weight gradient: A the input's rows shifted by each tap of a row (rows 2 planes
+  // apart, starting anywhere in a line), B the output gradient's pixel pairs.
+  report("weight gradient, shift on A", time_products(reps, [&] {
+           std::int64_t n = 0;
+           for (int s = 0; s < kSweeps; ++s)
+             for (std::int64_t q = 0; q < kPixels; q += 32, n += 3) {
+               _tile_loadd(6, r + 16 * q, 64);
+               _tile_loadd(4, r + q, 4 * kPlane);
+               _tile_dpbf16ps(0, 4, 6);
+               _tile_loadd(5, r + q + 1, 4 * kPlane);
+               _tile_dpbf16ps(1, 5, 6);
+               _tile_loadd(4, r + q + 2, 4 * kPlane);
+               _tile_dpbf16ps(2, 4, 6);
+             }
+           _tile_stored(0, sums, 64);
+           return n;
+         }));
+  // The alternative: A the output gradient's rows (whole lines), B the input's pixel pairs
+  // by channels from an even or an odd pixel (64-byte rows one after another).
+  report("weight gradient, shift on B", time_products(reps, [&] {
+           std::int64_t n = 0;
+           const auto b = [&](std::int64_t shift) { return x + ((shift & 1) * kPlane + shift / 2) * 16; };
+           for (int s = 0; s < kSweeps; ++s)
+             for (std::int64_t q = 0; q < kPixels; q += 32, n += 3) {
+               _tile_loadd(4, r + q, 4 * kPlane);
+               _tile_loadd(6, b(q), 64);
+               _tile_dpbf16ps(0, 4, 6);
+               _tile_loadd(7, b(q + 1), 64);
+               _tile_dpbf16ps(1, 4, 7);
+               _tile_loadd(6, b(q + 2), 64);
+               _tile_dpbf16ps(2, 4, 6);
+             }
+           _tile_stored(0, sums, 64);
+           return n;
+         }));
+  // The forward pass: A the filters, B 16 pixels of each channel pair's plane from the
+  // tap's shift (rows a plane apart, starting anywhere in a line); two blocks of 16 pixels.
+  report("forward, pair planes", time_products(reps, [&] {
+           std::int64_t n = 0;
+           for (int s = 0; s < kSweeps; ++s)
+             for (std::int64_t q = 0; q < kPixels; q += 32) {
+               _tile_zero(0);
+               _tile_zero(1);
+               for (int t = 0; t < 6; t += 2, n += 4) {
+                 _tile_loadd(4, w + t * 512, 64);
+                 _tile_loadd(6, p + q + kTaps[t], 4 * kPlane);
+                 _tile_dpbf16ps(0, 4, 6);
+                 _tile_loadd(7, p + q + 16 + kTaps[t], 4 * kPlane);
+                 _tile_dpbf16ps(1, 4, 7);
+                 _tile_loadd(5, w + (t + 1) * 512, 64);
+                 _tile_loadd(6, p + q + kTaps[t + 1], 4 * kPlane);
+                 _tile_dpbf16ps(0, 5, 6);
+                 _tile_loadd(7, p + q + 16 + kTaps[t + 1], 4 * kPlane);
+                 _tile_dpbf16ps(1, 5, 7);
+               }
+               _tile_stored(0, sums, 64);
+             }
+           return n;
+         }));
+  // Channels last: A 16 pixels by the 16 channels of two neighbouring taps (rows 32 bytes
+  // apart, one after another), B the filters; the sums pixels by output channels.
+  report("forward, channels last", time_products(reps, [&] {
+           std::int64_t n = 0;
+           for (int s = 0; s < kSweeps; ++s)
+             for (std::int64_t q = 0; q < kPixels; q += 32) {
+               _tile_zero(0);
+               _tile_zero(1);
+               for (int t = 0; t < 6; t += 2, n += 4) {
+                 _tile_loadd(6, w + t * 512, 64);
+                 _tile_loadd(4, cl + (q + kTaps[t]) * 16, 32);
+                 _tile_dpbf16ps(0, 4, 6);
+                 _tile_loadd(5, cl + (q + 16 + kTaps[t]) * 16, 32);
+                 _tile_dpbf16ps(1, 5, 6);
+                 _tile_loadd(7, w + (t + 1) * 512, 64);
+                 _tile_loadd(4, cl + (q + kTaps[t + 1]) * 16, 32);
+                 _tile_dpbf16ps(0, 4, 7);
+                 _tile_loadd(5, cl + (q + 16 + kTaps[t + 1]) * 16, 32);
+                 _tile_dpbf16ps(1, 5, 7);
+               }
+               _tile_stored(0, sums, 64);
+             }
+           return n;
+         }));
+  _tile_release();
+  return 0;
+}
