@@ -24,20 +24,24 @@ struct alignas(64) TileConfig {  // palette 1: every tile 16 rows of 64 bytes
   std::uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
 };
 
-// ResNet-20's first stage: 16 channels, a 28x28 image on a grid 30 pixels wide.
-constexpr std::int64_t kWidth = 30, kPixels = 28 * kWidth, kPlane = 31 * kWidth + 66;
+// ResNet-20's first stage: 16 channels, a 28x28 image on a grid 30 pixels wide; kPlane, a
+// padded plane's pixels as the kernels lay them out ((30 + 1) rows, and 66 after);
+// kSpan, the output's rows on the grid in whole tiles of 32 pixels.
+constexpr std::int64_t kWidth = 30, kPixels = 28 * kWidth, kPlane = 31 * kWidth + 66, kSpan = 864;
 constexpr std::int64_t kTaps[6] = {0, 2, kWidth, kWidth + 2, 2 * kWidth, 2 * kWidth + 2};  // paired taps' shifts
 
-/// 64-byte aligned bfloat16 ones (any finite value times the same: the time does not depend on it).
+/// bfloat16 ones, 32 more than asked for so that `aligned` can start them on a line (the
+/// values do not change the time).
 std::vector<std::uint16_t> ones(std::int64_t words) { return std::vector<std::uint16_t>(words + 32, 0x3f80); }
-template <typename T>
-T* aligned(std::vector<std::uint16_t>& v) {
-  return reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(v.data()) + 63) & ~std::uintptr_t{63});
+const void* aligned(const std::vector<std::uint16_t>& v) {
+  return reinterpret_cast<const void*>((reinterpret_cast<std::uintptr_t>(v.data()) + 63) & ~std::uintptr_t{63});
 }
 
-/// Median ns per product of `pass` (which returns its products) over `reps` passes.
+/// Median ns per product of `pass` (which returns its products) over `reps` passes, after
+/// one untimed pass.
 template <typename Pass>
 double time_products(int reps, Pass pass) {
+  pass();
   std::vector<double> ns;
   for (int r = 0; r < reps; ++r) {
     const auto t0 = Clock::now();
@@ -45,7 +49,7 @@ double time_products(int reps, Pass pass) {
     ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(products));
   }
   std::sort(ns.begin(), ns.end());
-  return ns[ns.size() / 2];
+  return ns.size() % 2 == 1 ? ns[ns.size() / 2] : 0.5 * (ns[ns.size() / 2 - 1] + ns[ns.size() / 2]);
 }
 
 }  // namespace
@@ -56,19 +60,30 @@ int main(int argc, char** argv) {
   app.add_option("--reps", reps)->check(CLI::Range(1, 100000));
   CLI11_PARSE(app, argc, argv);
   if (tinynet::backend::cpu::isa() != tinynet::backend::cpu::Isa::amx) {
-    std::printf("{\"skipped\": \"no AMX tiles on this CPU or granted by its OS\"}\n");
+    std::printf(
+        "{\"skipped\": \"the CPU level in use is %s, not amx (no AMX, refused by the OS, or capped by "
+        "TINYNET_CPU_ISA)\"}\n",
+        tinynet::backend::cpu::isa_name(tinynet::backend::cpu::isa()));
     return 0;
   }
   static constexpr TileConfig config{};
   _tile_loadconfig(&config);
   constexpr int kSweeps = 50;  // passes over the image per repetition
-  auto weights = ones(6 * 512), planes = ones(2 * 16 * kPlane), rows = ones(16 * 2 * kPlane),
-       pairs = ones(2 * 2 * kPlane * 16), channels_last = ones(kPlane * 16);
-  const auto* w = aligned<std::uint16_t>(weights);
-  const auto* p = aligned<std::uint32_t>(planes);
-  const auto* r = aligned<std::uint16_t>(rows);
-  const auto* x = aligned<std::uint32_t>(pairs);
-  const auto* cl = aligned<std::uint16_t>(channels_last);
+  // The operands, each as the kernels (or the alternative) lay it out:
+  const auto weights = ones(6 * 512);                  // a tile of filters per group of taps
+  const auto pair_planes = ones(2 * 16 * kPlane);      // forward: 16 planes of channel pairs
+  const auto input_rows = ones(16 * kPlane);           // weight gradient: 16 channels' padded rows
+  const auto grad_rows = ones(16 * kSpan);             // shift on B: 16 output channels' rows
+  const auto grad_pairs = ones(16 * kSpan);            // and the weight gradient's pixel pairs
+  const auto input_pairs = ones(2 * 2 * kPlane * 16);  // from even and from odd pixels
+  const auto channels_last = ones(kPlane * 16);        // forward: 16 channels a pixel
+  const auto* w = static_cast<const std::uint16_t*>(aligned(weights));
+  const auto* planes = static_cast<const std::uint32_t*>(aligned(pair_planes));
+  const auto* rows = static_cast<const std::uint16_t*>(aligned(input_rows));
+  const auto* gy = static_cast<const std::uint16_t*>(aligned(grad_rows));
+  const auto* gy_pairs = static_cast<const std::uint32_t*>(aligned(grad_pairs));
+  const auto* x_pairs = static_cast<const std::uint32_t*>(aligned(input_pairs));
+  const auto* pixels = static_cast<const std::uint16_t*>(aligned(channels_last));
   alignas(64) float sums[256];
   const auto report = [](const char* layout, double ns) {
     std::printf("{\"layout\": \"%s\", \"ns_per_product\": %.2f}\n", layout, ns);
@@ -85,31 +100,32 @@ int main(int argc, char** argv) {
            _tile_stored(0, sums, 64);
            return std::int64_t{kSweeps} * 81 * 3;
          }));
-  // The weight gradient: A the input's rows shifted by each tap of a row (rows 2 planes
-  // apart, starting anywhere in a line), B the output gradient's pixel pairs.
+  // The weight gradient: A the input's rows shifted by each tap of a row (rows a plane
+  // apart, 1992 bytes: they start anywhere in a line), B the output gradient's pixel pairs.
   report("weight gradient, shift on A", time_products(reps, [&] {
            std::int64_t n = 0;
            for (int s = 0; s < kSweeps; ++s)
              for (std::int64_t q = 0; q < kPixels; q += 32, n += 3) {
-               _tile_loadd(6, r + 16 * q, 64);
-               _tile_loadd(4, r + q, 4 * kPlane);
+               _tile_loadd(6, gy_pairs + q / 2 * 16, 64);
+               _tile_loadd(4, rows + q, 2 * kPlane);
                _tile_dpbf16ps(0, 4, 6);
-               _tile_loadd(5, r + q + 1, 4 * kPlane);
+               _tile_loadd(5, rows + q + 1, 2 * kPlane);
                _tile_dpbf16ps(1, 5, 6);
-               _tile_loadd(4, r + q + 2, 4 * kPlane);
+               _tile_loadd(4, rows + q + 2, 2 * kPlane);
                _tile_dpbf16ps(2, 4, 6);
              }
            _tile_stored(0, sums, 64);
            return n;
          }));
-  // The alternative: A the output gradient's rows (whole lines), B the input's pixel pairs
-  // by channels from an even or an odd pixel (64-byte rows one after another).
+  // The alternative: A the output gradient's rows (1728 bytes apart: whole lines), B the
+  // input's pixel pairs by channels from an even or an odd pixel (64-byte rows one after
+  // another).
   report("weight gradient, shift on B", time_products(reps, [&] {
            std::int64_t n = 0;
-           const auto b = [&](std::int64_t shift) { return x + ((shift & 1) * kPlane + shift / 2) * 16; };
+           const auto b = [&](std::int64_t shift) { return x_pairs + ((shift & 1) * kPlane + shift / 2) * 16; };
            for (int s = 0; s < kSweeps; ++s)
              for (std::int64_t q = 0; q < kPixels; q += 32, n += 3) {
-               _tile_loadd(4, r + q, 4 * kPlane);
+               _tile_loadd(4, gy + q, 2 * kSpan);
                _tile_loadd(6, b(q), 64);
                _tile_dpbf16ps(0, 4, 6);
                _tile_loadd(7, b(q + 1), 64);
@@ -121,7 +137,8 @@ int main(int argc, char** argv) {
            return n;
          }));
   // The forward pass: A the filters, B 16 pixels of each channel pair's plane from the
-  // tap's shift (rows a plane apart, starting anywhere in a line); two blocks of 16 pixels.
+  // tap's shift (rows a plane apart, 3984 bytes: they start anywhere in a line); two blocks
+  // of 16 pixels.
   report("forward, pair planes", time_products(reps, [&] {
            std::int64_t n = 0;
            for (int s = 0; s < kSweeps; ++s)
@@ -130,14 +147,14 @@ int main(int argc, char** argv) {
                _tile_zero(1);
                for (int t = 0; t < 6; t += 2, n += 4) {
                  _tile_loadd(4, w + t * 512, 64);
-                 _tile_loadd(6, p + q + kTaps[t], 4 * kPlane);
+                 _tile_loadd(6, planes + q + kTaps[t], 4 * kPlane);
                  _tile_dpbf16ps(0, 4, 6);
-                 _tile_loadd(7, p + q + 16 + kTaps[t], 4 * kPlane);
+                 _tile_loadd(7, planes + q + 16 + kTaps[t], 4 * kPlane);
                  _tile_dpbf16ps(1, 4, 7);
                  _tile_loadd(5, w + (t + 1) * 512, 64);
-                 _tile_loadd(6, p + q + kTaps[t + 1], 4 * kPlane);
+                 _tile_loadd(6, planes + q + kTaps[t + 1], 4 * kPlane);
                  _tile_dpbf16ps(0, 5, 6);
-                 _tile_loadd(7, p + q + 16 + kTaps[t + 1], 4 * kPlane);
+                 _tile_loadd(7, planes + q + 16 + kTaps[t + 1], 4 * kPlane);
                  _tile_dpbf16ps(1, 5, 7);
                }
                _tile_stored(0, sums, 64);
@@ -145,7 +162,8 @@ int main(int argc, char** argv) {
            return n;
          }));
   // Channels last: A 16 pixels by the 16 channels of two neighbouring taps (rows 32 bytes
-  // apart, one after another), B the filters; the sums pixels by output channels.
+  // apart, one after another: every other one crosses a line), B the filters; the sums
+  // pixels by output channels.
   report("forward, channels last", time_products(reps, [&] {
            std::int64_t n = 0;
            for (int s = 0; s < kSweeps; ++s)
@@ -154,14 +172,14 @@ int main(int argc, char** argv) {
                _tile_zero(1);
                for (int t = 0; t < 6; t += 2, n += 4) {
                  _tile_loadd(6, w + t * 512, 64);
-                 _tile_loadd(4, cl + (q + kTaps[t]) * 16, 32);
+                 _tile_loadd(4, pixels + (q + kTaps[t]) * 16, 32);
                  _tile_dpbf16ps(0, 4, 6);
-                 _tile_loadd(5, cl + (q + 16 + kTaps[t]) * 16, 32);
+                 _tile_loadd(5, pixels + (q + 16 + kTaps[t]) * 16, 32);
                  _tile_dpbf16ps(1, 5, 6);
                  _tile_loadd(7, w + (t + 1) * 512, 64);
-                 _tile_loadd(4, cl + (q + kTaps[t + 1]) * 16, 32);
+                 _tile_loadd(4, pixels + (q + kTaps[t + 1]) * 16, 32);
                  _tile_dpbf16ps(0, 4, 7);
-                 _tile_loadd(5, cl + (q + 16 + kTaps[t + 1]) * 16, 32);
+                 _tile_loadd(5, pixels + (q + 16 + kTaps[t + 1]) * 16, 32);
                  _tile_dpbf16ps(1, 5, 7);
                }
                _tile_stored(0, sums, 64);
