@@ -100,91 +100,83 @@ int main(int argc, char** argv) {
            _tile_stored(0, sums, 64);
            return std::int64_t{kSweeps} * 81 * 3;
          }));
+  // kSweeps passes over the image's blocks of 32 pixels, `block(q)` issuing one block's
+  // `products` into tiles 0-2.
+  const auto sweeps = [&](std::int64_t products, auto block) {
+    return time_products(reps, [&] {
+      for (int s = 0; s < kSweeps; ++s)
+        for (std::int64_t q = 0; q < kPixels; q += 32) block(q);
+      _tile_stored(0, sums, 64);
+      return std::int64_t{kSweeps} * ((kPixels + 31) / 32) * products;
+    });
+  };
+  // The forward pass: two tiles of sums over the six groups of taps, `taps(q, t)` issuing
+  // the four products of groups t and t + 1.
+  const auto forward = [&](auto taps) {
+    return sweeps(12, [&](std::int64_t q) {
+      _tile_zero(0);
+      _tile_zero(1);
+      for (int t = 0; t < 6; t += 2) taps(q, t);
+      _tile_stored(0, sums, 64);
+    });
+  };
   // The weight gradient: A the input's rows shifted by each tap of a row (rows a plane
   // apart, 1992 bytes: they start anywhere in a line), B the output gradient's pixel pairs.
-  report("weight gradient, shift on A", time_products(reps, [&] {
-           std::int64_t n = 0;
-           for (int s = 0; s < kSweeps; ++s)
-             for (std::int64_t q = 0; q < kPixels; q += 32, n += 3) {
-               _tile_loadd(6, gy_pairs + q / 2 * 16, 64);
-               _tile_loadd(4, rows + q, 2 * kPlane);
-               _tile_dpbf16ps(0, 4, 6);
-               _tile_loadd(5, rows + q + 1, 2 * kPlane);
-               _tile_dpbf16ps(1, 5, 6);
-               _tile_loadd(4, rows + q + 2, 2 * kPlane);
-               _tile_dpbf16ps(2, 4, 6);
-             }
-           _tile_stored(0, sums, 64);
-           return n;
+  report("weight gradient, shift on A", sweeps(3, [&](std::int64_t q) {
+           _tile_loadd(6, gy_pairs + q / 2 * 16, 64);
+           _tile_loadd(4, rows + q, 2 * kPlane);
+           _tile_dpbf16ps(0, 4, 6);
+           _tile_loadd(5, rows + q + 1, 2 * kPlane);
+           _tile_dpbf16ps(1, 5, 6);
+           _tile_loadd(4, rows + q + 2, 2 * kPlane);
+           _tile_dpbf16ps(2, 4, 6);
          }));
   // The alternative: A the output gradient's rows (1728 bytes apart: whole lines), B the
   // input's pixel pairs by channels from an even or an odd pixel (64-byte rows one after
   // another).
-  report("weight gradient, shift on B", time_products(reps, [&] {
-           std::int64_t n = 0;
-           const auto b = [&](std::int64_t shift) { return x_pairs + ((shift & 1) * kPlane + shift / 2) * 16; };
-           for (int s = 0; s < kSweeps; ++s)
-             for (std::int64_t q = 0; q < kPixels; q += 32, n += 3) {
-               _tile_loadd(4, gy + q, 2 * kSpan);
-               _tile_loadd(6, b(q), 64);
-               _tile_dpbf16ps(0, 4, 6);
-               _tile_loadd(7, b(q + 1), 64);
-               _tile_dpbf16ps(1, 4, 7);
-               _tile_loadd(6, b(q + 2), 64);
-               _tile_dpbf16ps(2, 4, 6);
-             }
-           _tile_stored(0, sums, 64);
-           return n;
+  const auto pairs_from = [&](std::int64_t shift) { return x_pairs + ((shift & 1) * kPlane + shift / 2) * 16; };
+  report("weight gradient, shift on B", sweeps(3, [&](std::int64_t q) {
+           _tile_loadd(4, gy + q, 2 * kSpan);
+           _tile_loadd(6, pairs_from(q), 64);
+           _tile_dpbf16ps(0, 4, 6);
+           _tile_loadd(7, pairs_from(q + 1), 64);
+           _tile_dpbf16ps(1, 4, 7);
+           _tile_loadd(6, pairs_from(q + 2), 64);
+           _tile_dpbf16ps(2, 4, 6);
          }));
-  // The forward pass: A the filters, B 16 pixels of each channel pair's plane from the
-  // tap's shift (rows a plane apart, 3984 bytes: they start anywhere in a line); two blocks
-  // of 16 pixels.
-  report("forward, pair planes", time_products(reps, [&] {
-           std::int64_t n = 0;
-           for (int s = 0; s < kSweeps; ++s)
-             for (std::int64_t q = 0; q < kPixels; q += 32) {
-               _tile_zero(0);
-               _tile_zero(1);
-               for (int t = 0; t < 6; t += 2, n += 4) {
-                 _tile_loadd(4, w + t * 512, 64);
-                 _tile_loadd(6, planes + q + kTaps[t], 4 * kPlane);
-                 _tile_dpbf16ps(0, 4, 6);
-                 _tile_loadd(7, planes + q + 16 + kTaps[t], 4 * kPlane);
-                 _tile_dpbf16ps(1, 4, 7);
-                 _tile_loadd(5, w + (t + 1) * 512, 64);
-                 _tile_loadd(6, planes + q + kTaps[t + 1], 4 * kPlane);
-                 _tile_dpbf16ps(0, 5, 6);
-                 _tile_loadd(7, planes + q + 16 + kTaps[t + 1], 4 * kPlane);
-                 _tile_dpbf16ps(1, 5, 7);
-               }
-               _tile_stored(0, sums, 64);
-             }
-           return n;
+  // The forward pass as the kernels run it: A the filters, B 16 pixels of each channel
+  // pair's plane from the tap's shift (rows a plane apart, 3984 bytes: they start anywhere
+  // in a line).
+  report("forward, pair planes", forward([&](std::int64_t q, int t) {
+           const std::uint32_t* b = planes + q + kTaps[t];
+           const std::uint32_t* next = planes + q + kTaps[t + 1];
+           _tile_loadd(4, w + t * 512, 64);
+           _tile_loadd(6, b, 4 * kPlane);
+           _tile_dpbf16ps(0, 4, 6);
+           _tile_loadd(7, b + 16, 4 * kPlane);
+           _tile_dpbf16ps(1, 4, 7);
+           _tile_loadd(5, w + (t + 1) * 512, 64);
+           _tile_loadd(6, next, 4 * kPlane);
+           _tile_dpbf16ps(0, 5, 6);
+           _tile_loadd(7, next + 16, 4 * kPlane);
+           _tile_dpbf16ps(1, 5, 7);
          }));
   // Channels last: A 16 pixels by the 16 channels of two neighbouring taps (rows 32 bytes
   // apart, one after another: every other one crosses a line), B the filters; the sums
   // pixels by output channels.
-  report("forward, channels last", time_products(reps, [&] {
-           std::int64_t n = 0;
-           for (int s = 0; s < kSweeps; ++s)
-             for (std::int64_t q = 0; q < kPixels; q += 32) {
-               _tile_zero(0);
-               _tile_zero(1);
-               for (int t = 0; t < 6; t += 2, n += 4) {
-                 _tile_loadd(6, w + t * 512, 64);
-                 _tile_loadd(4, pixels + (q + kTaps[t]) * 16, 32);
-                 _tile_dpbf16ps(0, 4, 6);
-                 _tile_loadd(5, pixels + (q + 16 + kTaps[t]) * 16, 32);
-                 _tile_dpbf16ps(1, 5, 6);
-                 _tile_loadd(7, w + (t + 1) * 512, 64);
-                 _tile_loadd(4, pixels + (q + kTaps[t + 1]) * 16, 32);
-                 _tile_dpbf16ps(0, 4, 7);
-                 _tile_loadd(5, pixels + (q + 16 + kTaps[t + 1]) * 16, 32);
-                 _tile_dpbf16ps(1, 5, 7);
-               }
-               _tile_stored(0, sums, 64);
-             }
-           return n;
+  report("forward, channels last", forward([&](std::int64_t q, int t) {
+           const std::uint16_t* a = pixels + (q + kTaps[t]) * 16;
+           const std::uint16_t* next = pixels + (q + kTaps[t + 1]) * 16;
+           _tile_loadd(6, w + t * 512, 64);
+           _tile_loadd(4, a, 32);
+           _tile_dpbf16ps(0, 4, 6);
+           _tile_loadd(5, a + 16 * 16, 32);
+           _tile_dpbf16ps(1, 5, 6);
+           _tile_loadd(7, w + (t + 1) * 512, 64);
+           _tile_loadd(4, next, 32);
+           _tile_dpbf16ps(0, 4, 7);
+           _tile_loadd(5, next + 16 * 16, 32);
+           _tile_dpbf16ps(1, 5, 7);
          }));
   _tile_release();
   return 0;
