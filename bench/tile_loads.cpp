@@ -28,6 +28,7 @@ struct alignas(64) TileConfig {  // palette 1: every tile 16 rows of 64 bytes
 // padded plane's pixels as the kernels lay them out ((30 + 1) rows, and 66 after);
 // kSpan, the output's rows on the grid in whole tiles of 32 pixels.
 constexpr std::int64_t kWidth = 30, kPixels = 28 * kWidth, kPlane = 31 * kWidth + 66, kSpan = 864;
+constexpr std::int64_t kBlocks = (kPixels + 31) / 32;  // blocks of 32 pixels over the image
 constexpr std::int64_t kTaps[6] = {0, 2, kWidth, kWidth + 2, 2 * kWidth, 2 * kWidth + 2};  // paired taps' shifts
 
 /// bfloat16 ones, 32 more than asked for so that `aligned` can start them on a line (the
@@ -92,22 +93,22 @@ int main(int argc, char** argv) {
   report("products alone", time_products(reps, [&] {
            _tile_loadd(4, w, 64);
            _tile_loadd(6, w + 512, 64);
-           for (int i = 0; i < kSweeps * 81; ++i) {
+           for (std::int64_t i = 0; i < kSweeps * 3 * kBlocks; ++i) {
              _tile_dpbf16ps(0, 4, 6);
              _tile_dpbf16ps(1, 4, 6);
              _tile_dpbf16ps(2, 4, 6);
            }
            _tile_stored(0, sums, 64);
-           return std::int64_t{kSweeps} * 81 * 3;
+           return kSweeps * 3 * kBlocks * 3;
          }));
   // kSweeps passes over the image's blocks of 32 pixels, `block(q)` issuing one block's
   // `products` into tiles 0-2.
   const auto sweeps = [&](std::int64_t products, auto block) {
     return time_products(reps, [&] {
       for (int s = 0; s < kSweeps; ++s)
-        for (std::int64_t q = 0; q < kPixels; q += 32) block(q);
+        for (std::int64_t b = 0; b < kBlocks; ++b) block(32 * b);
       _tile_stored(0, sums, 64);
-      return std::int64_t{kSweeps} * ((kPixels + 31) / 32) * products;
+      return kSweeps * kBlocks * products;
     });
   };
   // The forward pass: two tiles of sums over the six groups of taps, `taps(q, t)` issuing
