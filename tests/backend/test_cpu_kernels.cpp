@@ -224,23 +224,32 @@ TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][c
   // stride 2 (ResNet's downsampling 3x3 and 1x1 layers), rows of every other input column:
   // output rows of 19 (with AVX-512 a vector and a tail) and of 16 (a whole vector only);
   // with AVX-512 rows of up to 32 inputs split into even and odd elements once, for every
-  // tap (a 28-wide image padded by 1, an odd width, taps 2 either side of the centre).
+  // tap (a 28-wide image padded by 1, an odd width, taps 2 either side of the centre);
+  // stride 1 with the size kept (the last four), whose weight gradient reads the input's
+  // rows shifted in place at AVX2: several images in one product (the padding rows between
+  // them shared), an odd width, and kernels that are not square.
   // {n, c, h, w, out_c, kh, kw, stride h, w, padding h, w, oh, ow}
   const Conv2dGeometry geometry[] = {
       {2, 16, 6, 7, 17, 3, 3, 1, 1, 1, 1, 6, 7},  {2, 1, 9, 11, 5, 5, 5, 1, 1, 0, 0, 5, 7},
       {3, 4, 12, 12, 6, 5, 5, 1, 1, 0, 0, 8, 8},  {2, 3, 37, 37, 4, 3, 3, 2, 2, 1, 1, 19, 19},
       {2, 5, 14, 14, 6, 1, 1, 2, 2, 0, 0, 7, 7},  {1, 2, 32, 33, 3, 3, 3, 2, 2, 0, 0, 15, 16},
       {1, 3, 16, 32, 2, 1, 1, 2, 2, 0, 0, 8, 16}, {2, 4, 28, 28, 5, 3, 3, 2, 2, 1, 1, 14, 14},
-      {1, 3, 9, 11, 2, 3, 3, 2, 2, 1, 1, 5, 6},   {1, 2, 10, 10, 3, 5, 5, 2, 2, 2, 2, 5, 5}};
+      {1, 3, 9, 11, 2, 3, 3, 2, 2, 1, 1, 5, 6},   {1, 2, 10, 10, 3, 5, 5, 2, 2, 2, 2, 5, 5},
+      {3, 3, 7, 7, 4, 5, 5, 1, 1, 2, 2, 7, 7},    {4, 5, 5, 9, 6, 3, 3, 1, 1, 1, 1, 5, 9},
+      {2, 3, 6, 8, 4, 1, 3, 1, 1, 0, 1, 6, 8},    {2, 2, 5, 6, 3, 3, 5, 1, 1, 1, 2, 5, 6}};
   // Winograd and the one-channel kernel exist at the avx2 and avx512 levels; at baseline
   // im2col + GEMM.
   CHECK(tinynet::backend::cpu::uses_winograd<float>(geometry[0]) == (cpu::isa() != cpu::Isa::baseline));
   CHECK(tinynet::backend::cpu::uses_one_channel<float>(geometry[1]) == (cpu::isa() != cpu::Isa::baseline));
   CHECK(tinynet::backend::cpu::cpu_group(geometry[2]) == 3);
+  CHECK(tinynet::backend::cpu::same_padded_shape(geometry[10]));
+  CHECK(tinynet::backend::cpu::same_padded_shape(geometry[13]));
+  CHECK_FALSE(tinynet::backend::cpu::same_padded_shape(geometry[7]));  // stride 2
+  CHECK(tinynet::backend::cpu::cpu_group(geometry[11]) == 4);
   for (std::size_t t = 0; t < std::size(geometry); ++t) {
     const Conv2dGeometry& g = geometry[t];
     INFO("case " << t);
-    const std::int64_t oh = g.oh, ow = g.ow, xs = g.n * g.c * g.h * g.w, ws = g.out_c * g.c * g.kh * g.kh,
+    const std::int64_t oh = g.oh, ow = g.ow, xs = g.n * g.c * g.h * g.w, ws = g.out_c * g.c * g.kh * g.kw,
                        ys = g.n * g.out_c * oh * ow;
     const auto x = random_floats(static_cast<std::size_t>(xs), 8), w = random_floats(static_cast<std::size_t>(ws), 9);
     const auto b = random_floats(static_cast<std::size_t>(g.out_c), 10),
@@ -258,7 +267,7 @@ TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][c
       return double(x[static_cast<std::size_t>(((n * g.c + ci) * g.h + iy) * g.w + ix)]);
     };
     const auto W = [&](std::int64_t o, std::int64_t ci, std::int64_t i, std::int64_t j) {
-      return double(w[static_cast<std::size_t>(((o * g.c + ci) * g.kh + i) * g.kh + j)]);
+      return double(w[static_cast<std::size_t>(((o * g.c + ci) * g.kh + i) * g.kw + j)]);
     };
     const auto GY = [&](std::int64_t n, std::int64_t o, std::int64_t oy, std::int64_t ox) {
       return double(gy[static_cast<std::size_t>(((n * g.out_c + o) * oh + oy) * ow + ox)]);
@@ -272,8 +281,8 @@ TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][c
             double want = b[static_cast<std::size_t>(o)], scale = std::fabs(want);
             for (std::int64_t ci = 0; ci < g.c; ++ci)
               for (std::int64_t i = 0; i < g.kh; ++i)
-                for (std::int64_t j = 0; j < g.kh; ++j) {
-                  const std::int64_t iy = oy * g.sh + i - g.ph, ix = ox * g.sw + j - g.ph;
+                for (std::int64_t j = 0; j < g.kw; ++j) {
+                  const std::int64_t iy = oy * g.sh + i - g.ph, ix = ox * g.sw + j - g.pw;
                   if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
                   want += W(o, ci, i, j) * X(n, ci, iy, ix);
                   scale += std::fabs(W(o, ci, i, j) * X(n, ci, iy, ix));
@@ -288,17 +297,17 @@ TEST_CASE("conv2d kernels: each float32 path against double loops", "[backend][c
       check_sum(db[static_cast<std::size_t>(o)], want_db, scale_db);
       for (std::int64_t ci = 0; ci < g.c; ++ci)
         for (std::int64_t i = 0; i < g.kh; ++i)
-          for (std::int64_t j = 0; j < g.kh; ++j) {
+          for (std::int64_t j = 0; j < g.kw; ++j) {
             double want = 0, scale = 0;
             for (std::int64_t n = 0; n < g.n; ++n)
               for (std::int64_t oy = 0; oy < oh; ++oy)
                 for (std::int64_t ox = 0; ox < ow; ++ox) {
-                  const std::int64_t iy = oy * g.sh + i - g.ph, ix = ox * g.sw + j - g.ph;
+                  const std::int64_t iy = oy * g.sh + i - g.ph, ix = ox * g.sw + j - g.pw;
                   if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
                   want += GY(n, o, oy, ox) * X(n, ci, iy, ix);
                   scale += std::fabs(GY(n, o, oy, ox) * X(n, ci, iy, ix));
                 }
-            check_sum(dw[static_cast<std::size_t>(((o * g.c + ci) * g.kh + i) * g.kh + j)], want, scale);
+            check_sum(dw[static_cast<std::size_t>(((o * g.c + ci) * g.kh + i) * g.kw + j)], want, scale);
           }
     }
     for (std::size_t i = 0; i < want_dx.size(); ++i) check_sum(dx[i], want_dx[i], scale_dx[i]);

@@ -82,11 +82,41 @@ inline std::int64_t winograd_weight_grad_scratch(const Conv2dGeometry& g) {
   const winograd::Shape s = winograd_forward(g, backward_group(g));
   return s.u_size() + s.v_size() + s.m_size();
 }
-/// The part of a backward chunk that holds the weight gradient's columns (im2col) or
-/// Winograd's weight-gradient scratch; and the part that holds the input gradient's
-/// columns or its Winograd tiles and products.
+/// Stride 1 and padding that keeps the size (an odd kernel, (k - 1) / 2 on each side), wider
+/// than 1x1: the weight gradient can read the input's rows shifted in place
+/// (simd/conv2d_shifted_rows.inl) instead of im2col's columns.
+inline bool same_padded_shape(const Conv2dGeometry& g) {
+  return g.sh == 1 && g.sw == 1 && g.kh % 2 == 1 && g.kw % 2 == 1 && g.kh * g.kw > 1 && g.ph == (g.kh - 1) / 2 &&
+         g.pw == (g.kw - 1) / 2;
+}
+/// The shifted rows' layout of `count` samples: rows of w + pw floats (the left padding
+/// shared with the previous row's right), images of h + ph such rows (the top padding
+/// shared likewise), a channel's images one after another, and ph rows and pw more floats of
+/// zeros after the last image, which the last rows' shifted reads reach.
+struct ShiftedRows {
+  std::int64_t row, image, count, plane;
+  explicit ShiftedRows(const Conv2dGeometry& g, std::int64_t n)
+      : row(g.w + g.pw),
+        image((g.h + g.ph) * row),
+        count(n),
+        plane(whole_lines(n * image + 2 * g.ph * row + 2 * g.pw)) {}
+  /// The products' length: every position of every image's rows (those past the image's
+  /// own width and height multiply the output gradient's zeros).
+  std::int64_t k() const { return count * image; }
+};
+/// Scratch of the shifted rows' weight gradient: the input's planes, then the output
+/// gradient in the same positions (whole lines per channel).
+inline std::int64_t shifted_rows_scratch(const Conv2dGeometry& g, std::int64_t count) {
+  const ShiftedRows s(g, count);
+  return g.c * s.plane + g.out_c * whole_lines(s.k());
+}
+
+/// The part of a backward chunk that holds the weight gradient's columns (im2col), its
+/// shifted rows, or Winograd's weight-gradient scratch; and the part that holds the input
+/// gradient's columns or its Winograd tiles and products.
 inline std::int64_t conv2d_backward_dw_scratch(const Conv2dGeometry& g) {
-  return std::max(cpu_col_size(g), winograd_shape(g) ? winograd_weight_grad_scratch(g) : 0);
+  return std::max({cpu_col_size(g), winograd_shape(g) ? winograd_weight_grad_scratch(g) : 0,
+                   same_padded_shape(g) ? shifted_rows_scratch(g, cpu_group(g)) : 0});
 }
 inline std::int64_t conv2d_backward_dx_scratch(const Conv2dGeometry& g) {
   if (!winograd_shape(g)) return cpu_col_size(g);

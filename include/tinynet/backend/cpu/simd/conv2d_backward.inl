@@ -103,6 +103,13 @@ void add_weight_grad(const Conv2dGeometry& g, const T* gy_cols, const X* xs, std
                      std::int64_t ld, T* dw, T* gy_bf16) {
   const std::int64_t kdim = g.col_rows();
   if constexpr (std::is_same_v<T, float>) {
+#if TINYNET_ISA_LEVEL == TINYNET_ISA_AVX2
+    // At AVX2 (measured there; AVX-512 takes Winograd's weight gradient for the wide
+    // layers) from the input's rows shifted in place: no columns to copy.
+    if (same_padded_shape(g) && g.plain())
+      return shifted_rows::weight_grad(g, gy_cols, ld, xs, count, gy_bf16 != nullptr && std::is_same_v<X, float>,
+                                       gy_bf16 != nullptr && !kGyColumnsRounded<Y>, col, dw);
+#endif
     if (gy_bf16 != nullptr) {
       const bf16::Operand gy16 =
           kGyColumnsRounded<Y> ? bf16::Operand{gy_cols, ld} : bf16::rows(g.out_c, ld, gy_cols, ld, gy_bf16);

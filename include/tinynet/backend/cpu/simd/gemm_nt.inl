@@ -76,10 +76,11 @@ inline void add_block_sums(Vec (&acc)[4][kGemmNtCols], float* c, std::int64_t ld
 #endif
 }
 
-/// C[o][r] += sum over k of A[o][k] B[r][k] for an MO x MR block (MO <= 4, MR <= kGemmNtCols).
+/// C[o][r] += sum over k of A[o][k] B[r][k] for an MO x MR block (MO <= 4, MR <= kGemmNtCols),
+/// B's rows at b[0 .. MR-1].
 template <int MO, int MR>
-inline void gemm_nt_block(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c,
-                          std::int64_t ldc, std::int64_t k) {
+inline void gemm_nt_block(const float* a, std::int64_t lda, const float* const* b, float* c, std::int64_t ldc,
+                          std::int64_t k) {
   constexpr int NC = kGemmNtCols;
   Vec acc[4][NC];
 #pragma GCC unroll 4
@@ -90,7 +91,7 @@ inline void gemm_nt_block(const float* a, std::int64_t lda, const float* b, std:
   const auto step = [&](std::int64_t p, const Mask* m) {
     Vec bv[MR];
 #pragma GCC unroll 4
-    for (int r = 0; r < MR; ++r) bv[r] = m == nullptr ? Vec::load(b + r * ldb + p) : Vec::load(b + r * ldb + p, *m);
+    for (int r = 0; r < MR; ++r) bv[r] = m == nullptr ? Vec::load(b[r] + p) : Vec::load(b[r] + p, *m);
 #pragma GCC unroll 4
     for (int o = 0; o < MO; ++o) {
       const Vec av = m == nullptr ? Vec::load(a + o * lda + p) : Vec::load(a + o * lda + p, *m);
@@ -110,29 +111,39 @@ inline void gemm_nt_block(const float* a, std::int64_t lda, const float* b, std:
 
 /// The last `cols` (< MR) columns of a row block.
 template <int MO, int MR>
-inline void gemm_nt_rest(std::int64_t cols, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
-                         float* c, std::int64_t ldc, std::int64_t k) {
+inline void gemm_nt_rest(std::int64_t cols, const float* a, std::int64_t lda, const float* const* b, float* c,
+                         std::int64_t ldc, std::int64_t k) {
   if constexpr (MR > 0) {
-    if (cols == MR) return gemm_nt_block<MO, MR>(a, lda, b, ldb, c, ldc, k);
-    gemm_nt_rest<MO, MR - 1>(cols, a, lda, b, ldb, c, ldc, k);
+    if (cols == MR) return gemm_nt_block<MO, MR>(a, lda, b, c, ldc, k);
+    gemm_nt_rest<MO, MR - 1>(cols, a, lda, b, c, ldc, k);
   }
 }
 
-template <int MO>
-inline void gemm_nt_row_block(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c,
-                              std::int64_t ldc, std::int64_t n, std::int64_t k) {
+/// Rows r0 .. r0+n-1 of C's row block; B's row r at b_row(r) + p.
+template <int MO, typename Rows>
+inline void gemm_nt_row_block(const float* a, std::int64_t lda, const Rows& b_row, std::int64_t r0, std::int64_t p,
+                              float* c, std::int64_t ldc, std::int64_t n, std::int64_t k) {
   constexpr int NC = kGemmNtCols;
+  const float* b[NC];
   std::int64_t r = 0;
-  for (; r + NC <= n; r += NC) gemm_nt_block<MO, NC>(a, lda, b + r * ldb, ldb, c + r, ldc, k);
-  gemm_nt_rest<MO, NC - 1>(n - r, a, lda, b + r * ldb, ldb, c + r, ldc, k);
+  for (; r < n; r += NC) {
+    const std::int64_t cols = std::min<std::int64_t>(NC, n - r);
+    for (std::int64_t i = 0; i < cols; ++i) b[i] = b_row(r0 + r + i) + p;
+    if (cols == NC)
+      gemm_nt_block<MO, NC>(a, lda, b, c + r, ldc, k);
+    else
+      gemm_nt_rest<MO, NC - 1>(cols, a, lda, b, c + r, ldc, k);
+  }
 }
 
 }  // namespace detail
 
-/// C[m, n] += A[m, k] B[n, k]^T, row-major with leading dimensions lda, ldb, ldc. Serial:
-/// callers run it inside their own parallel chunks.
-inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda, const float* b,
-                    std::int64_t ldb, float* c, std::int64_t ldc) {
+/// C[m, n] += A[m, k] B[n, k]^T, A and C row-major with leading dimensions lda, ldc, and B's
+/// row r starting at b_row(r) (any place: rows may overlap, as the shifted rows of a
+/// convolution's input do). Serial: callers run it inside their own parallel chunks.
+template <typename Rows>
+void gemm_nt_rows(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda, const Rows& b_row,
+                  float* c, std::int64_t ldc) {
   // A panel of 8 of B's rows stays in L1 while every block of 4 A rows passes over it
   // (at most 8 + 4 rows of 768 floats: 36 KB); each block of A is read from L2 once per
   // panel. k is split into equal chunks of at most 768 floats, each of which costs one sum
@@ -144,27 +155,33 @@ inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, const float*
     const std::int64_t kk = std::min(kc, k - p);
     for (std::int64_t r = 0; r < n; r += nb) {
       const std::int64_t nn = std::min(nb, n - r);
-      const float* bp = b + r * ldb + p;
       std::int64_t o = 0;
       for (; o + 4 <= m; o += 4)
-        detail::gemm_nt_row_block<4>(a + o * lda + p, lda, bp, ldb, c + o * ldc + r, ldc, nn, kk);
+        detail::gemm_nt_row_block<4>(a + o * lda + p, lda, b_row, r, p, c + o * ldc + r, ldc, nn, kk);
       const float* ap = a + o * lda + p;
       float* cp = c + o * ldc + r;
       switch (m - o) {
         case 1:
-          detail::gemm_nt_row_block<1>(ap, lda, bp, ldb, cp, ldc, nn, kk);
+          detail::gemm_nt_row_block<1>(ap, lda, b_row, r, p, cp, ldc, nn, kk);
           break;
         case 2:
-          detail::gemm_nt_row_block<2>(ap, lda, bp, ldb, cp, ldc, nn, kk);
+          detail::gemm_nt_row_block<2>(ap, lda, b_row, r, p, cp, ldc, nn, kk);
           break;
         case 3:
-          detail::gemm_nt_row_block<3>(ap, lda, bp, ldb, cp, ldc, nn, kk);
+          detail::gemm_nt_row_block<3>(ap, lda, b_row, r, p, cp, ldc, nn, kk);
           break;
         default:
           break;
       }
     }
   }
+}
+
+/// C[m, n] += A[m, k] B[n, k]^T, row-major with leading dimensions lda, ldb, ldc. Serial.
+inline void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda, const float* b,
+                    std::int64_t ldb, float* c, std::int64_t ldc) {
+  gemm_nt_rows(
+      m, n, k, a, lda, [b, ldb](std::int64_t r) { return b + r * ldb; }, c, ldc);
 }
 
 #endif  // TINYNET_ISA_LEVEL >= TINYNET_ISA_AVX2

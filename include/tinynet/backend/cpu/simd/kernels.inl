@@ -19,6 +19,7 @@
 #include "tinynet/backend/cpu/simd/winograd.inl"
 #include "tinynet/backend/cpu/simd/conv2d_one_channel.inl"
 #include "tinynet/backend/cpu/simd/conv2d_columns.inl"
+#include "tinynet/backend/cpu/simd/conv2d_shifted_rows.inl"
 #include "tinynet/backend/cpu/simd/conv2d.inl"
 #include "tinynet/backend/cpu/simd/conv2d_backward.inl"
 #include "tinynet/backend/cpu/simd/pool2d.inl"
