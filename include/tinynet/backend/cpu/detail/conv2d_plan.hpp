@@ -91,8 +91,8 @@ inline bool same_padded_shape(const Conv2dGeometry& g) {
 }
 /// The shifted rows' layout of `count` samples: rows of w + pw floats (the left padding
 /// shared with the previous row's right), images of h + ph such rows (the top padding
-/// shared likewise), a channel's images one after another, and ph rows and pw more floats of
-/// zeros after the last image, which the last rows' shifted reads reach.
+/// shared likewise), a channel's images one after another, then zeros as far as the last
+/// products' shifted reads reach (2 ph rows and 2 pw floats past the last image's data).
 struct ShiftedRows {
   std::int64_t row, image, count, plane;
   explicit ShiftedRows(const Conv2dGeometry& g, std::int64_t n)
